@@ -1,0 +1,301 @@
+"""The gaf command line: one command per library function, nothing more.
+
+Each command opens the store named by ``--store`` (or $GAF_STORE, or the embedded
+default), calls one library function with the same options, and prints a table
+for people or, with ``--json``, JSON for machines. Errors are the library's typed
+errors, printed as one line with their place and exit codes by family:
+2 bad input, 3 store unreachable or locked, 1 anything else refused.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from gaf import __version__
+from gaf.errors import GafError
+from gaf.ledger import ingest as ingest_records
+from gaf.records import Record, json_schema, record_type
+from gaf.store import GafStore, store_target
+
+app = typer.Typer(
+    name="gaf",
+    help="Claims → Projection → Graph of Accepted Facts → Closure → Verdict → Action → Reopen.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+)
+out = Console()
+err = Console(stderr=True)
+
+StoreOpt = Annotated[
+    Optional[str],
+    typer.Option("--store", "-s", help="Bolt URI (neo4j://, bolt://) or embedded store path; default $GAF_STORE or .gaf/store.lbug"),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of tables.")]
+
+
+def main() -> None:
+    """Entry point of the ``gaf`` console script."""
+    app()
+
+
+def _run(as_json: bool, work: Callable[[], Any]) -> Any:
+    """Run a command body, turning gaf's typed errors into one line and an exit code."""
+    try:
+        return work()
+    except GafError as exc:
+        if as_json:
+            print(json.dumps(exc.to_dict(), indent=2))
+        else:
+            err.print(f"[bold red]error:[/] {exc.message}", highlight=False)
+            for sub in getattr(exc, "errors", [])[:20]:
+                err.print(f"  - {sub.message}", highlight=False)
+            extra = len(getattr(exc, "errors", [])) - 20
+            if extra > 0:
+                err.print(f"  … and {extra} more")
+        raise typer.Exit(exc.exit_code) from None
+
+
+def _emit(as_json: bool, data: Any, table: Callable[[], None]) -> None:
+    if as_json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        table()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    if version:
+        out.print(f"gaf {__version__}")
+        raise typer.Exit()
+
+
+@app.command()
+def init(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Create the store's schema, constraints and indexes (safe to run again).
+
+    [b]Examples[/b]
+
+      gaf init
+      GAF_STORE=neo4j://localhost:7687 gaf init
+    """
+
+    def work() -> None:
+        with GafStore.open(store) as s:
+            s.init()
+            _emit(as_json, {"store": s.location, "dialect": s.dialect, "initialised": True},
+                  lambda: out.print(f"initialised {s.dialect} store at {s.location}"))
+
+    _run(as_json, work)
+
+
+@app.command()
+def schema(
+    kind: Annotated[Optional[str], typer.Argument(help="One record kind (claim, source, …); all when omitted.")] = None,
+) -> None:
+    """Print the JSON Schema of the records, for integrators.
+
+    [b]Examples[/b]
+
+      gaf schema            # every record kind
+      gaf schema claim      # just claims
+    """
+
+    def work() -> None:
+        data = record_type(kind).model_json_schema() if kind else json_schema()
+        print(json.dumps(data, indent=2))
+
+    _run(False, work)
+
+
+@app.command()
+def ingest(
+    path: Annotated[Path, typer.Argument(help="A .jsonl, .csv or .yaml file of claims, sources and agents.")],
+    store: StoreOpt = None,
+    best_effort: Annotated[bool, typer.Option("--best-effort", help="Write the good items and report the bad ones.")] = False,
+    batch_size: Annotated[int, typer.Option(help="Records per write transaction.", min=1)] = 2000,
+    as_json: JsonOpt = False,
+) -> None:
+    """Validate a claims file, then append its records to the store.
+
+    Nothing is written if any line is bad (unless --best-effort); every bad line is
+    reported with its number. Ingesting the same file again is a no-op.
+
+    [b]Examples[/b]
+
+      gaf ingest examples/rent/claims.yaml
+      gaf ingest claims.jsonl --best-effort --json
+      gaf ingest export.csv --store neo4j://localhost:7687
+    """
+
+    def work() -> None:
+        now = datetime.now(timezone.utc)
+        with GafStore.open(store) as s, _progress(as_json) as bar:
+            task = bar.add_task(f"ingesting {path.name}", total=None)
+            report = ingest_records(
+                s,
+                path,
+                recorded_at=now,
+                mode="best_effort" if best_effort else "atomic",
+                batch_size=batch_size,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+            written = s.get_many(report.write.written)
+        data = {"file": str(path), "store": store_target(store), **report.to_dict()}
+        _emit(as_json, data, lambda: _print_ingest(data, [written[i] for i in report.write.written]))
+        if report.write.failed:
+            raise typer.Exit(2)
+
+    _run(as_json, work)
+
+
+def _progress(quiet: bool) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        disable=quiet or not err.is_terminal,
+        transient=True,
+    )
+
+
+def _print_ingest(data: dict[str, Any], written: list[Record]) -> None:
+    out.print(
+        f"read {data['read']} items from {data['file']}: "
+        f"[green]{data['written']} written[/], {data['existing']} already stored, "
+        f"[red]{len(data['failed'])} refused[/] → {data['store']}",
+        highlight=False,
+    )
+    for failure in data["failed"]:
+        err.print(f"  - {failure['where'] or failure['index']}: {failure['what']}", highlight=False)
+    if written:
+        out.print(records_table(written))
+
+
+def records_table(records: list[Record], limit: int = 50) -> Table:
+    """A readable table of records: kind, a short id and what each says."""
+    table = Table(show_lines=False)
+    table.add_column("kind")
+    table.add_column("id")
+    table.add_column("what")
+    for record in records[:limit]:
+        table.add_row(record.KIND, _short(record.id), summary(record))
+    if len(records) > limit:
+        table.caption = f"… and {len(records) - limit} more (use --json for all)"
+    return table
+
+
+def summary(record: Record) -> str:
+    """One line that says what a record is about."""
+    if record.KIND in ("agent", "source"):
+        return f"{record.key}: {record.name}"  # type: ignore[attr-defined]
+    if record.KIND == "claim":
+        parts = [_statement(s) for s in record.statements]  # type: ignore[attr-defined]
+        return f"{record.transformation} at {record.observed_at:%Y-%m-%d}: " + "; ".join(parts)  # type: ignore[attr-defined]
+    if record.KIND == "proposition":
+        return _statement(record)
+    return ", ".join(f"{k}={v}" for k, v in list(record.props().items())[:3])
+
+
+def _statement(s: Any) -> str:
+    target = s.object if s.object is not None else json.dumps(s.value) if s.value is not None else ""
+    neg = "NOT " if getattr(s, "polarity", "affirmed") == "denied" else ""
+    return f"{neg}{s.predicate}({s.subject}{', ' + target if target else ''})"
+
+
+def _short(record_id: str) -> str:
+    kind, _, digest = record_id.partition(":")
+    return f"{kind}:{digest[:12]}…"
+
+
+@app.command()
+def show(
+    record_id: Annotated[str, typer.Argument(help="The id of a record (kind:sha256).")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print one record and the relationships leaving it.
+
+    [b]Examples[/b]
+
+      gaf show claim:3f2a…   (the full id)
+    """
+
+    def work() -> None:
+        with GafStore.open(store, read_only=True) as s:
+            record = s.get(record_id)
+            if record is None:
+                raise GafError(f"no record {record_id} in {s.location}", hint="gaf list KIND shows the ids stored")
+            edges = s.edges_from(record_id)
+        data = {**record.to_json(), "edges": [{"rel": r, "target": t} for r, t in edges]}
+        _emit(as_json, data, lambda: out.print_json(json.dumps(data, ensure_ascii=False)))
+
+    _run(as_json, work)
+
+
+@app.command(name="list")
+def list_(
+    kind: Annotated[str, typer.Argument(help="A record kind: claim, source, agent, proposition, …")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the stored records of one kind, in id order.
+
+    [b]Examples[/b]
+
+      gaf list claim
+      gaf list source --json
+    """
+
+    def work() -> None:
+        record_type(kind)
+        with GafStore.open(store, read_only=True) as s:
+            records = s.find(kind)
+        _emit(as_json, [r.to_json() for r in records], lambda: out.print(records_table(records, limit=1000)))
+
+    _run(as_json, work)
+
+
+@app.command()
+def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Count the stored records of each kind.
+
+    [b]Examples[/b]
+
+      gaf stats --json
+    """
+
+    def work() -> None:
+        with GafStore.open(store, read_only=True) as s:
+            counts = s.counts()
+            location = s.location
+
+        def table() -> None:
+            t = Table(title=f"records in {location}")
+            t.add_column("kind")
+            t.add_column("count", justify="right")
+            for kind, n in counts.items():
+                t.add_row(kind, str(n))
+            out.print(t)
+
+        _emit(as_json, {"store": location, "counts": counts}, table)
+
+    _run(as_json, work)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""Typed errors: every refusal says what was wrong, where, and what to do.
+
+A refusal without its reason cannot be argued with, appealed, or fixed; so every
+error gaf raises carries the offending value, the place it was found (a file and
+line, a record id, a field) and, where there is one, the way out.
+"""
+
+from __future__ import annotations
+
+
+class GafError(Exception):
+    """The one base class of everything gaf refuses on purpose."""
+
+    #: process exit code the CLI uses for this family of errors
+    exit_code = 1
+
+    def __init__(self, what: str, *, where: str | None = None, hint: str | None = None):
+        self.what = what
+        self.where = where
+        self.hint = hint
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        text = f"{self.where}: {self.what}" if self.where else self.what
+        return f"{text} ({self.hint})" if self.hint else text
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"error": type(self).__name__, "what": self.what, "where": self.where, "hint": self.hint}
+
+
+class InvalidRecord(GafError):
+    """Input that is not a well-formed record of its kind: refused before any write."""
+
+    exit_code = 2
+
+
+class UnknownKind(InvalidRecord):
+    """A record or id whose kind gaf does not know."""
+
+
+class IdMismatch(InvalidRecord):
+    """A record whose stated id is not the hash of its content: tampered or mistyped."""
+
+
+class PayloadTooLarge(InvalidRecord):
+    """A record or input line larger than the configured limit."""
+
+
+class UnknownReference(InvalidRecord):
+    """A record that points at an id that is neither in the batch nor in the store."""
+
+
+class AmbiguousReference(InvalidRecord):
+    """A key that names more than one stored record, so it cannot stand for an id."""
+
+
+class BatchRejected(InvalidRecord):
+    """An atomic batch refused as a whole because some of its items are bad.
+
+    ``errors`` lists each bad item; nothing of the batch was written.
+    """
+
+    def __init__(self, errors: list[GafError], *, where: str | None = None):
+        self.errors = errors
+        first = errors[0].message if errors else "no detail"
+        super().__init__(
+            f"{len(errors)} bad item(s), nothing written; first: {first}",
+            where=where,
+            hint="fix the items listed, or write with mode='best_effort' to keep the good ones",
+        )
+
+    def to_dict(self) -> dict:
+        out = super().to_dict()
+        out["errors"] = [e.to_dict() for e in self.errors]
+        return out
+
+
+class StoreError(GafError):
+    """The store could not do what was asked (unreachable, misconfigured, locked)."""
+
+    exit_code = 3
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot be reached or opened with the configuration given."""
+
+
+class StoreLocked(StoreError):
+    """The embedded store is held by another writing process (one writer at a time)."""
+
+
+class ReadOnlyViolation(GafError):
+    """A query that would write, sent where only reading is allowed."""
+
+    exit_code = 2

@@ -1,0 +1,320 @@
+"""The claim ledger: reading claims (and their sources and agents) into the store.
+
+Claims arrive as JSONL, CSV or YAML files, or as Python objects. Everything is
+read and validated before anything is written, so a file with one bad line
+writes nothing and the report names every bad line by number. Records are then
+written in batches, each one transaction, in an order where every record comes
+after the records it points at; re-running the same ingest is a no-op, so an
+interrupted ingest is finished by running it again.
+
+People write ``source: bank-ledger`` rather than a 64-digit id, so a reference to a
+source or an agent may be its ``key``: it is resolved against the same input
+first, then against the store, and refused if it names nothing or several things.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from gaf.canonical import ID_PATTERN
+from gaf.errors import AmbiguousReference, BatchRejected, GafError, InvalidRecord, PayloadTooLarge, UnknownReference
+from gaf.records import RECORD_TYPES, Record, max_record_bytes, parse_record, record_type
+from gaf.types import format_instant
+from gaf.store.base import GafStore, ItemError, Mode, WriteReport
+
+Format = Literal["jsonl", "csv", "yaml"]
+
+#: Records per write transaction when ingesting files.
+DEFAULT_BATCH = 2000
+
+#: Kinds that people refer to by key instead of id.
+KEYED_KINDS = ("source", "agent")
+
+
+@dataclass
+class Item:
+    """One record's worth of input, with the place it came from."""
+
+    data: dict[str, Any]
+    where: str
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did, item by item where something went wrong."""
+
+    read: int = 0
+    write: WriteReport = field(default_factory=WriteReport)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"read": self.read, **self.write.to_dict()}
+
+
+# ---------------------------------------------------------------------- reading files
+
+
+def read_items(path: str | Path, fmt: Format | None = None) -> list[Item]:
+    """The items of a claims file, each with its file:line."""
+    path = Path(path)
+    fmt = fmt or _format_of(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidRecord(f"no such file: {path}") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidRecord(f"not UTF-8 text: {exc}", where=str(path)) from None
+    reader = {"jsonl": _jsonl_items, "csv": _csv_items, "yaml": _yaml_items}[fmt]
+    return list(reader(text, str(path)))
+
+
+def _format_of(path: Path) -> Format:
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        return "jsonl"
+    if suffix == ".csv":
+        return "csv"
+    if suffix in (".yaml", ".yml"):
+        return "yaml"
+    raise InvalidRecord(f"cannot tell the format of {path} from its suffix", hint="use .jsonl, .csv or .yaml, or pass the format")
+
+
+def _jsonl_items(text: str, name: str) -> Iterator[Item]:
+    limit = max_record_bytes()
+    for number, line in enumerate(text.splitlines(), start=1):
+        where = f"{name}:{number}"
+        if not line.strip():
+            continue
+        if len(line.encode("utf-8")) > limit:
+            yield Item({"__error__": PayloadTooLarge(f"line is over the limit of {limit} bytes", where=where)}, where)
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield Item({"__error__": InvalidRecord(f"not JSON: {exc.msg} at column {exc.colno}", where=where)}, where)
+            continue
+        yield Item(data if isinstance(data, dict) else {"__error__": InvalidRecord("a line must hold a JSON object", where=where)}, where)
+
+
+#: CSV columns of a claim with one statement per row.
+CSV_COLUMNS = (
+    "source", "observer", "observed_at", "recorded_at", "transformation", "scope",
+    "subject", "predicate", "object", "value", "valid_from", "valid_to", "polarity",
+    "payload_digest", "failure_modes",
+)  # fmt: skip
+
+
+def _csv_items(text: str, name: str) -> Iterator[Item]:
+    reader = csv.DictReader(io.StringIO(text))
+    unknown = set(reader.fieldnames or ()) - set(CSV_COLUMNS) - {"kind"}
+    if unknown:
+        raise InvalidRecord(f"unknown CSV columns {sorted(unknown)}", where=f"{name}:1", hint=f"columns: {', '.join(CSV_COLUMNS)}")
+    for row in reader:
+        where = f"{name}:{reader.line_num}"
+        yield Item(_claim_from_row({k: v for k, v in row.items() if v not in (None, "")}), where)
+
+
+def _claim_from_row(row: dict[str, str]) -> dict[str, Any]:
+    """A claim with one statement from a flat CSV row."""
+    statement: dict[str, Any] = {k: row.pop(k) for k in ("subject", "predicate", "object", "polarity") if k in row}
+    if "value" in row:
+        statement["value"] = _csv_value(row.pop("value"))
+    valid = {k: row.pop(f"valid_{k}") for k in ("from", "to") if f"valid_{k}" in row}
+    if valid:
+        statement["valid"] = {"start": valid.get("from"), "end": valid.get("to")}
+    if "failure_modes" in row:
+        row["failure_modes"] = [m.strip() for m in row["failure_modes"].split(";") if m.strip()]
+    row.pop("kind", None)
+    return {"kind": "claim", **row, "statements": [statement]}
+
+
+def _csv_value(text: str) -> Any:
+    """Numbers and booleans as such; anything else is the string written."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    return value if isinstance(value, (int, float, bool)) else text
+
+
+def _yaml_items(text: str, name: str) -> Iterator[Item]:
+    loader = yaml.SafeLoader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            items = node.value if isinstance(node, yaml.SequenceNode) else [node]
+            for item in items:
+                where = f"{name}:{item.start_mark.line + 1}"
+                data = loader.construct_object(item, deep=True)
+                if not isinstance(data, dict):
+                    data = {"__error__": InvalidRecord("each item must be a mapping with a 'kind'", where=where)}
+                yield Item(_yaml_plain(data), where)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{name}:{mark.line + 1}" if mark else name
+        raise InvalidRecord(f"not valid YAML: {getattr(exc, 'problem', exc)}", where=where) from None
+    finally:
+        loader.dispose()
+
+
+def _yaml_plain(value: Any) -> Any:
+    """YAML reads dates and times as Python objects; records read them as ISO text."""
+    if isinstance(value, dict):
+        return {k: _yaml_plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_yaml_plain(v) for v in value]
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            return value.isoformat()  # refused later as naive, with its place
+        return format_instant(value)
+    if hasattr(value, "isoformat") and not isinstance(value, str):
+        return value.isoformat()
+    return value
+
+
+# ---------------------------------------------------------------------- resolving and writing
+
+
+def ingest(
+    store: GafStore,
+    source: str | Path | Iterable[Record | dict[str, Any]],
+    *,
+    recorded_at: datetime,
+    mode: Mode = "atomic",
+    fmt: Format | None = None,
+    batch_size: int = DEFAULT_BATCH,
+    progress: Callable[[int, int], None] | None = None,
+) -> IngestReport:
+    """Read, validate and append claims (and their sources and agents).
+
+    ``recorded_at`` is the transaction time given to claims that do not carry
+    one; it is passed in, never read from a clock here. In ``atomic`` mode any bad
+    item refuses the whole input before anything is written; in ``best_effort``
+    mode bad items are reported and the rest is written. ``progress`` is called
+    with (records written so far, total) after each batch.
+    """
+    if isinstance(source, (str, Path)):
+        items = read_items(source, fmt)
+    else:
+        items = [
+            Item(r.to_json() if isinstance(r, Record) else r, f"item {i}") for i, r in enumerate(source)
+        ]
+    records, errors = _resolve(store, items, recorded_at)
+    report = IngestReport(read=len(items))
+    if errors and mode == "atomic":
+        raise BatchRejected([e.error for e in errors], where=str(source) if isinstance(source, (str, Path)) else None)
+    report.write.failed = errors
+    ordered = _dependency_order(records)
+    for start in range(0, len(ordered), batch_size):
+        report.write.merge(store.put(ordered[start : start + batch_size], mode=mode))
+        if progress:
+            progress(min(start + batch_size, len(ordered)), len(ordered))
+    return report
+
+
+def _resolve(store: GafStore, items: list[Item], recorded_at: datetime) -> tuple[list[Record], list[ItemError]]:
+    """Records from items: keys turned into ids, defaults filled, each checked.
+
+    Items are resolved in dependency order of kinds (agents, then sources, then
+    the rest), so a key always refers to a record already read.
+    """
+    keyed: dict[tuple[str, str], str] = {}
+    origin: dict[str, int] = {}
+    records: list[Record] = []
+    errors: list[ItemError] = []
+    order = sorted(range(len(items)), key=lambda i: _kind_rank(items[i].data.get("kind")))
+    for index in order:
+        item = items[index]
+        try:
+            record = _resolve_one(store, item, keyed, recorded_at)
+        except GafError as exc:
+            errors.append(ItemError(index, item.data.get("id") if "__error__" not in item.data else None, exc))
+            continue
+        records.append(record)
+        origin.setdefault(record.id, index)
+        key = getattr(record, "key", None)
+        if record.KIND in KEYED_KINDS and key:
+            keyed[(record.KIND, key)] = record.id
+    _check_stored_refs(store, records, items, origin, errors)
+    errors.sort(key=lambda e: e.index)
+    return records, errors
+
+
+def _kind_rank(kind: Any) -> int:
+    return {"agent": 0, "source": 1}.get(kind, 2) if isinstance(kind, str) else 2
+
+
+def _resolve_one(store: GafStore, item: Item, keyed: dict[tuple[str, str], str], recorded_at: datetime) -> Record:
+    if "__error__" in item.data:
+        raise item.data["__error__"]
+    data = dict(item.data)
+    cls = record_type(data.get("kind"), where=item.where) if "kind" in data else None
+    if cls is None:
+        raise InvalidRecord("record has no 'kind'", where=item.where, hint=f"one of: {', '.join(sorted(RECORD_TYPES))}")
+    for name, (_, kinds) in cls.REFS.items():
+        if name in data:
+            data[name] = _resolve_refs(store, data[name], kinds, keyed, f"{item.where} ({name})")
+    if "recorded_at" in cls.model_fields and "recorded_at" not in data:
+        data["recorded_at"] = format_instant(recorded_at)
+    return parse_record(data, where=item.where)
+
+
+def _resolve_refs(store: GafStore, value: Any, kinds: tuple[str, ...], keyed: dict, where: str) -> Any:
+    if isinstance(value, list):
+        return [_resolve_ref(store, v, kinds, keyed, where) for v in value]
+    return _resolve_ref(store, value, kinds, keyed, where)
+
+
+def _resolve_ref(store: GafStore, value: Any, kinds: tuple[str, ...], keyed: dict, where: str) -> Any:
+    """An id as given, or the id of the one source/agent with this key."""
+    if not isinstance(value, str) or ID_PATTERN.match(value) or not set(kinds) & set(KEYED_KINDS):
+        return value
+    found = {keyed[(k, value)] for k in kinds if (k, value) in keyed}
+    if not found:
+        found = {r.id for k in kinds if k in KEYED_KINDS for r in store.find(k, key=value)}
+    if len(found) > 1:
+        raise AmbiguousReference(f"key {value!r} names {len(found)} records: {', '.join(sorted(found))}", where=where, hint="use the id")
+    if not found:
+        raise UnknownReference(
+            f"no {' or '.join(k for k in kinds if k in KEYED_KINDS)} with key {value!r} in the input or the store",
+            where=where,
+            hint="declare it before the claims that use it, or use an id",
+        )
+    return found.pop()
+
+
+def _check_stored_refs(
+    store: GafStore, records: list[Record], items: list[Item], origin: dict[str, int], errors: list[ItemError]
+) -> None:
+    """Refuse, before writing, records pointing at ids neither in the input nor stored."""
+    in_input = {r.id for r in records} | {i.id for r in records for i in r.implied()}
+    wanted = {t for r in records for _, t in r.edges()} - in_input
+    missing = wanted - store.exists(wanted)
+    for record in [r for r in records if any(t in missing for _, t in r.edges())]:
+        rel, target = next((rel, t) for rel, t in record.edges() if t in missing)
+        index = origin[record.id]
+        records.remove(record)
+        errors.append(
+            ItemError(index, record.id, UnknownReference(f"{rel} points at {target}, which is not stored", where=items[index].where))
+        )
+
+
+def _dependency_order(records: list[Record]) -> list[Record]:
+    """Records sorted so each comes after the records of the input it points at."""
+    by_id = {r.id: r for r in records}
+    depth: dict[str, int] = {}
+
+    def depth_of(record: Record) -> int:
+        if record.id not in depth:
+            depth[record.id] = 1 + max((depth_of(by_id[t]) for _, t in record.edges() if t in by_id), default=0)
+        return depth[record.id]
+
+    return sorted(records, key=depth_of)

@@ -1,0 +1,886 @@
+"""The records of the chain (SPEC.md §2): immutable values with content ids.
+
+Every record is a frozen pydantic model. Its id is ``kind:`` plus the sha256 of the
+RFC 8785 canonical JSON of its identity fields, computed once when the record is
+built; a record whose stated id differs from its content is refused. Nothing here
+imports anything of gaf but the value types: records are the bottom of the tree.
+
+A record also says how it sits in the graph: which of its fields point at other
+records (``REFS``, each becoming a relationship), which records it implies (a claim
+implies the propositions it states), and which scalar fields are copied onto the
+node as properties for Cypher to filter on. The stores read these declarations;
+they never learn a record kind by name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import types
+import typing
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field, PositiveInt, PrivateAttr, ValidationError, model_validator
+
+from gaf.canonical import canonical_json, digest, kind_of
+from gaf.errors import IdMismatch, InvalidRecord, PayloadTooLarge, UnknownKind
+from gaf.types import Instant, Interval, Key, Ref, Scalar, Text, Value
+
+#: Default largest canonical record, in bytes (override with GAF_MAX_RECORD_BYTES).
+DEFAULT_MAX_RECORD_BYTES = 1 << 20
+
+#: Node properties every record has; no record field may take these names.
+RESERVED_PROPERTIES = frozenset({"id", "kind", "body"})
+
+
+def max_record_bytes() -> int:
+    """The configured size limit of one record's canonical JSON."""
+    raw = os.environ.get("GAF_MAX_RECORD_BYTES")
+    if raw is None:
+        return DEFAULT_MAX_RECORD_BYTES
+    try:
+        limit = int(raw)
+    except ValueError:
+        raise InvalidRecord(f"GAF_MAX_RECORD_BYTES must be an integer, got {raw!r}") from None
+    if limit <= 0:
+        raise InvalidRecord(f"GAF_MAX_RECORD_BYTES must be positive, got {limit}")
+    return limit
+
+
+class Record(Value):
+    """Base of every stored record: frozen, content-addressed, append-only.
+
+    Subclasses declare ``kind`` as a Literal field, the Neo4j label, the fields
+    that are not part of identity, and the fields that reference other records.
+    """
+
+    id: str = Field(default="", description="kind:sha256 of the canonical identity fields; computed, checked if given")
+
+    KIND: ClassVar[str]
+    LABEL: ClassVar[str]
+    #: Fields kept in the record but left out of its id (e.g. transaction time).
+    NON_IDENTITY: ClassVar[frozenset[str]] = frozenset()
+    #: field name -> (relationship type, kinds the field may reference)
+    REFS: ClassVar[dict[str, tuple[str, tuple[str, ...]]]] = {}
+    #: relationships to implied records: type -> kinds they reach
+    IMPLIED_RELS: ClassVar[dict[str, tuple[str, ...]]] = {}
+    #: scalar fields copied onto the node, name -> column type (derived)
+    COLUMNS: ClassVar[dict[str, str]] = {}
+
+    _body: bytes = PrivateAttr(default=b"")
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        kind_field = cls.model_fields.get("kind")
+        if kind_field is None or "LABEL" not in cls.__dict__:
+            return  # an abstract intermediate class
+        cls.KIND = kind_field.default
+        clash = RESERVED_PROPERTIES & (set(cls.model_fields) - {"id", "kind"})
+        if clash:
+            raise TypeError(f"{cls.__name__} uses reserved property names {sorted(clash)}")
+        cls.COLUMNS = {
+            name: column
+            for name, field in cls.model_fields.items()
+            if name not in RESERVED_PROPERTIES and (column := _column_type(field.annotation))
+        }
+        RECORD_TYPES[cls.KIND] = cls
+
+    @model_validator(mode="after")
+    def _identify(self) -> Record:
+        body = {"kind": self.KIND, **self.model_dump(mode="json", exclude={"id", "kind"}, exclude_defaults=True)}
+        self._check_refs()
+        self._body = canonical_json(body)
+        limit = max_record_bytes()
+        if len(self._body) > limit:
+            raise PayloadTooLarge(
+                f"{self.KIND} record is {len(self._body)} bytes, over the limit of {limit}",
+                hint="split the payload, or raise GAF_MAX_RECORD_BYTES",
+            )
+        identity = self._body
+        if self.NON_IDENTITY:
+            identity = canonical_json({k: v for k, v in body.items() if k not in self.NON_IDENTITY})
+        expected = f"{self.KIND}:{digest(identity)}"
+        if self.id and self.id != expected:
+            raise IdMismatch(
+                f"stated id {self.id} does not match the content, whose id is {expected}",
+                hint="the record was altered after its id was computed, or the id was copied from another record",
+            )
+        object.__setattr__(self, "id", expected)
+        return self
+
+    def _check_refs(self) -> None:
+        for name, (_, kinds) in self.REFS.items():
+            for ref in _as_list(getattr(self, name)):
+                if kind_of(ref) not in kinds:
+                    raise ValueError(f"{name} must reference a {' or '.join(kinds)}, got {ref}")
+
+    @property
+    def body(self) -> bytes:
+        """The canonical JSON of the whole record (what the store keeps)."""
+        return self._body
+
+    def props(self) -> dict[str, Any]:
+        """The scalar fields copied onto the graph node, in their JSON spelling."""
+        dumped = self.model_dump(mode="json", include=set(self.COLUMNS))
+        return {name: dumped.get(name) for name in self.COLUMNS}
+
+    def edges(self) -> list[tuple[str, str]]:
+        """(relationship type, target id) for every record this one points at, sorted."""
+        out = {(rel, ref) for name, (rel, _) in self.REFS.items() for ref in _as_list(getattr(self, name))}
+        out.update(self.extra_edges())
+        return sorted(out)
+
+    def extra_edges(self) -> list[tuple[str, str]]:
+        """Edges to implied records, for kinds that imply some."""
+        return []
+
+    def implied(self) -> list[Record]:
+        """Records that exist because this one does (written in the same transaction)."""
+        return []
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as a JSON object, with its kind and id."""
+        return {"kind": self.KIND, "id": self.id, **self.model_dump(mode="json", exclude={"id", "kind"}, exclude_none=True)}
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return list(value)
+
+
+def _column_type(annotation: Any) -> str | None:
+    """The store column type of a field, or None when it lives only in the body."""
+    annotation = _unwrap(annotation)
+    origin = typing.get_origin(annotation)
+    if origin is list:
+        (item,) = typing.get_args(annotation)
+        return "STRING[]" if _column_type(item) == "STRING" else None
+    if origin is Literal:
+        return "STRING" if all(isinstance(a, str) for a in typing.get_args(annotation)) else None
+    if isinstance(annotation, type):
+        if issubclass(annotation, bool):
+            return "BOOLEAN"
+        if issubclass(annotation, (str, datetime)):
+            return "STRING"
+        if issubclass(annotation, int):
+            return "INT64"
+        if issubclass(annotation, float):
+            return "DOUBLE"
+    return None
+
+
+def _unwrap(annotation: Any) -> Any:
+    """Strip Annotated and a single Optional from an annotation."""
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType):
+            args = [a for a in typing.get_args(annotation) if a is not type(None)]
+            if len(args) != 1:
+                return None
+            annotation = args[0]
+        else:
+            return annotation
+
+
+RECORD_TYPES: dict[str, type[Record]] = {}
+
+
+# --------------------------------------------------------------------------- sources and agents
+
+
+class AgentType(StrEnum):
+    person = "person"
+    organisation = "organisation"
+    software = "software"
+
+
+class Agent(Record):
+    """Someone or something that observes, issues, reviews, authorises or computes.
+
+    The same notion as a PROV agent. ``key`` is a short handle people write in
+    files instead of the id; ``acts_for`` records delegation (prov:actedOnBehalfOf).
+    """
+
+    kind: Literal["agent"] = "agent"
+    LABEL: ClassVar[str] = "Agent"
+    REFS: ClassVar = {"acts_for": ("ACTS_FOR", ("agent",))}
+
+    key: Key
+    name: Text
+    agent_type: AgentType
+    roles: list[Key] = []
+    acts_for: Ref | None = None
+
+
+class Source(Record):
+    """Where fragments come from: a bank's finalised ledger, a tenant's messages."""
+
+    kind: Literal["source"] = "source"
+    LABEL: ClassVar[str] = "Source"
+    REFS: ClassVar = {"operator": ("OPERATED_BY", ("agent",))}
+
+    key: Key
+    name: Text
+    description: Text = ""
+    operator: Ref | None = None
+
+
+class SourceInvalidation(Record):
+    """A source declared unreliable from some time on: a record, never a deletion."""
+
+    kind: Literal["invalidation"] = "invalidation"
+    LABEL: ClassVar[str] = "SourceInvalidation"
+    REFS: ClassVar = {"source": ("INVALIDATES", ("source",)), "by": ("DECLARED_BY", ("agent",))}
+
+    source: Ref
+    by: Ref
+    reason: Text
+    invalid_from: Instant
+    recorded_at: Instant
+
+
+# --------------------------------------------------------------------------- claims and propositions
+
+
+class Transformation(StrEnum):
+    """How a fragment became a claim; each path has its own ways of failing."""
+
+    api_export = "api_export"
+    document = "document"
+    ocr = "ocr"
+    human_entry = "human_entry"
+    llm_extraction = "llm_extraction"
+    message = "message"
+    other = "other"
+
+
+class Polarity(StrEnum):
+    affirmed = "affirmed"
+    denied = "denied"
+
+
+class Proposition(Record):
+    """The smallest statement that is evaluated: subject, predicate, object, interval."""
+
+    kind: Literal["proposition"] = "proposition"
+    LABEL: ClassVar[str] = "Proposition"
+
+    subject: Key
+    predicate: Key
+    object: Key | None = None
+    value: Scalar | None = None
+    valid: Interval | None = None
+
+
+class Statement(Value):
+    """One thing a claim says: a proposition, affirmed or explicitly denied."""
+
+    subject: Key
+    predicate: Key
+    object: Key | None = None
+    value: Scalar | None = None
+    valid: Interval | None = None
+    polarity: Polarity = Polarity.affirmed
+
+    def proposition(self) -> Proposition:
+        return Proposition(subject=self.subject, predicate=self.predicate, object=self.object, value=self.value, valid=self.valid)
+
+
+class Claim(Record):
+    """What an observer stated or recorded: who said what, when, how, in what scope.
+
+    ``recorded_at`` (transaction time) is kept but is not part of identity: the
+    same fragment ingested twice is one claim.
+    """
+
+    kind: Literal["claim"] = "claim"
+    LABEL: ClassVar[str] = "Claim"
+    NON_IDENTITY: ClassVar = frozenset({"recorded_at"})
+    REFS: ClassVar = {"source": ("FROM_SOURCE", ("source",)), "observer": ("OBSERVED_BY", ("agent",))}
+    IMPLIED_RELS: ClassVar = {"ASSERTS": ("proposition",), "DENIES": ("proposition",)}
+
+    source: Ref
+    observer: Ref
+    observed_at: Instant
+    recorded_at: Instant
+    transformation: Transformation
+    scope: Text = ""
+    statements: list[Statement] = Field(min_length=1, max_length=10_000)
+    payload_digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
+    failure_modes: list[Key] = []
+
+    def implied(self) -> list[Record]:
+        return [s.proposition() for s in self.statements]
+
+    def extra_edges(self) -> list[tuple[str, str]]:
+        rel = {Polarity.affirmed: "ASSERTS", Polarity.denied: "DENIES"}
+        return [(rel[s.polarity], s.proposition().id) for s in self.statements]
+
+
+# --------------------------------------------------------------------------- projection
+
+
+class CompletenessDeclaration(Record):
+    """Source S is complete for subject pattern X, predicate P, interval T, as of C.
+
+    Only inside such a scope may "no claim found" count as false; everywhere else
+    absence is unknown (Reiter's closed world, scoped). A subject pattern is an
+    exact subject, or a prefix ending in ``*``.
+    """
+
+    kind: Literal["completeness"] = "completeness"
+    LABEL: ClassVar[str] = "Completeness"
+    REFS: ClassVar = {"source": ("COMPLETE_SOURCE", ("source",))}
+
+    source: Ref
+    subject: Key
+    predicate: Key
+    valid: Interval
+    as_of: Instant
+
+
+class AbsenceMeaning(StrEnum):
+    false = "false"
+    unknown = "unknown"
+
+
+class TrustRule(Value):
+    """Which source may establish which predicates, and whether it is authoritative."""
+
+    source: Ref
+    predicates: list[Key]
+    authoritative: bool = False
+    party_to: list[Key] = []
+
+
+class ConflictStrategy(StrEnum):
+    authoritative_wins = "authoritative_wins"
+    corroboration = "corroboration"
+    unknown = "unknown"
+
+
+class ConflictPolicy(Value):
+    strategy: ConflictStrategy = ConflictStrategy.unknown
+    corroboration: PositiveInt = 2
+
+
+class Scope(Value):
+    subjects: list[Key] = []
+    period: Interval | None = None
+
+
+class Projection(Record):
+    """A versioned projection policy for one kind of question (SPEC.md §3).
+
+    A published name@version never changes; a revision is a new version.
+    """
+
+    kind: Literal["projection"] = "projection"
+    LABEL: ClassVar[str] = "Projection"
+    IMPLIED_RELS: ClassVar = {"DECLARES": ("completeness",)}
+
+    name: Key
+    version: PositiveInt
+    question: Text
+    purpose: Text = ""
+    cutoff: Instant
+    scope: Scope = Scope()
+    completeness: list[CompletenessDeclaration] = []
+    absence: dict[str, AbsenceMeaning] = {}
+    trust: list[TrustRule] = []
+    conflict: ConflictPolicy = ConflictPolicy()
+    evaluation_rules: list[dict[str, Any]] = []
+    derivation_rules: list[dict[str, Any]] = []
+    implementation: Key = "gaf-projection/1"
+
+    def implied(self) -> list[Record]:
+        return list(self.completeness)
+
+    def extra_edges(self) -> list[tuple[str, str]]:
+        return [("DECLARES", c.id) for c in self.completeness]
+
+
+class Outcome(StrEnum):
+    accepted = "accepted"
+    rejected = "rejected"
+    unknown = "unknown"
+
+
+class Evaluation(Record):
+    """(claims, proposition, projection) → accepted | rejected | unknown, with the reason."""
+
+    kind: Literal["evaluation"] = "evaluation"
+    LABEL: ClassVar[str] = "Evaluation"
+    REFS: ClassVar = {
+        "proposition": ("EVALUATES", ("proposition",)),
+        "projection": ("UNDER", ("projection",)),
+        "supporting": ("SUPPORTED_BY", ("claim",)),
+        "refuting": ("REFUTED_BY", ("claim",)),
+        "absent_in": ("RELIED_ON_ABSENCE", ("completeness",)),
+    }
+
+    proposition: Ref
+    projection: Ref
+    outcome: Outcome
+    reason: Text
+    supporting: list[Ref] = []
+    refuting: list[Ref] = []
+    absent_in: list[Ref] = []
+
+
+class Derivation(Record):
+    """The proof object: rule, bindings, premises, negative premises, conclusion."""
+
+    kind: Literal["derivation"] = "derivation"
+    LABEL: ClassVar[str] = "Derivation"
+    REFS: ClassVar = {
+        "conclusion": ("CONCLUDES", ("proposition",)),
+        "projection": ("UNDER", ("projection",)),
+        "premises": ("USED", ("fact", "evaluation")),
+        "negative_premises": ("RELIED_ON_ABSENCE", ("completeness",)),
+    }
+
+    rule: Key
+    bindings: dict[str, Scalar] = {}
+    premises: list[Ref] = []
+    negative_premises: list[Ref] = []
+    conclusion: Ref
+    projection: Ref
+    confidence: Annotated[float, Field(ge=0, le=1)] = 1.0
+
+
+class AcceptedFact(Record):
+    """A proposition admitted as a premise within one decision boundary.
+
+    Justified by exactly one evaluation or derivation; a proposition with several
+    independent justifications has one accepted fact per justification.
+    """
+
+    kind: Literal["fact"] = "fact"
+    LABEL: ClassVar[str] = "AcceptedFact"
+    REFS: ClassVar = {
+        "proposition": ("STATES", ("proposition",)),
+        "justification": ("JUSTIFIED_BY", ("evaluation", "derivation")),
+        "projection": ("UNDER", ("projection",)),
+    }
+
+    proposition: Ref
+    justification: Ref
+    projection: Ref
+
+
+class Decision(Record):
+    """A decision-log entry: who accepted or refused which candidates, when and why."""
+
+    kind: Literal["decision"] = "decision"
+    LABEL: ClassVar[str] = "Decision"
+    REFS: ClassVar = {"reviewer": ("DECIDED_BY", ("agent",)), "accepted": ("ACCEPTED", ("fact",))}
+
+    reviewer: Ref
+    decided_at: Instant
+    reason: Text
+    accepted: list[Ref] = []
+    refused: list[Key] = []
+
+
+class GAF(Record):
+    """A snapshot of the accepted facts for one decision; id = hash of its members."""
+
+    kind: Literal["gaf"] = "gaf"
+    LABEL: ClassVar[str] = "GAF"
+    REFS: ClassVar = {
+        "projection": ("UNDER", ("projection",)),
+        "facts": ("CONTAINS", ("fact",)),
+        "derivations": ("INCLUDES", ("derivation",)),
+        "unresolved": ("LEAVES_UNRESOLVED", ("proposition",)),
+        "rejected": ("REJECTS", ("proposition",)),
+    }
+
+    projection: Ref
+    facts: list[Ref] = []
+    derivations: list[Ref] = []
+    unresolved: list[Ref] = []
+    rejected: list[Ref] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sorted_members(cls, data: Any) -> Any:
+        """Members are sets: sorted by id, so the snapshot's hash never depends on order."""
+        if isinstance(data, dict):
+            data = dict(data)
+            for name in ("facts", "derivations", "unresolved", "rejected"):
+                if isinstance(data.get(name), (list, tuple, set, frozenset)):
+                    data[name] = sorted(set(data[name]))
+        return data
+
+
+# --------------------------------------------------------------------------- closure and verdict
+
+
+class Role(StrEnum):
+    warrant = "warrant"
+    rebuttal = "rebuttal"
+    defeater = "defeater"
+
+
+class Strength(StrEnum):
+    strict = "strict"
+    defeasible = "defeasible"
+    defeater = "defeater"
+
+
+class VerdictRule(Value):
+    """One rule of judgement: role, Nute strength, qualifier, backing and condition."""
+
+    name: Key
+    role: Role
+    strength: Strength = Strength.defeasible
+    qualifier: Annotated[float, Field(gt=0, le=1)] = 1.0
+    backing: Text = ""
+    condition: dict[str, Any] = {}
+
+
+class Defeat(Value):
+    attacker: Key
+    attacked: Key
+
+
+class VerdictRules(Record):
+    """A versioned set of verdict rules and the defeat edges between them."""
+
+    kind: Literal["rules"] = "rules"
+    LABEL: ClassVar[str] = "VerdictRules"
+
+    name: Key
+    version: PositiveInt
+    conclusion: Text
+    rules: list[VerdictRule] = []
+    defeats: list[Defeat] = []
+    aggregation: Literal["max", "min", "first", "mean"] = "max"
+
+
+class Runtime(Value):
+    """The runtime conditions a replay must match: precision, ordering, tie-breaking."""
+
+    precision: Key = "float64; epsilon=1e-12; rounded to 12 decimals"
+    ordering: Key = "sort by id"
+    tie_breaking: Key = "lowest id first"
+    time_precision: Key = "millisecond"
+
+
+class Closure(Record):
+    """The replay contract: everything needed to recompute the verdict (SPEC.md §4).
+
+    ``closed_at`` is kept but not part of identity: the same inputs closed twice
+    are one closure.
+    """
+
+    kind: Literal["closure"] = "closure"
+    LABEL: ClassVar[str] = "Closure"
+    NON_IDENTITY: ClassVar = frozenset({"closed_at"})
+    REFS: ClassVar = {
+        "gaf": ("CLOSES", ("gaf",)),
+        "projection": ("UNDER", ("projection",)),
+        "rules": ("JUDGED_BY", ("rules",)),
+        "supersedes": ("SUPERSEDES", ("closure",)),
+    }
+
+    question: Text
+    purpose: Text = ""
+    subject: Key
+    event: Key | None = None
+    period: Interval | None = None
+    gaf: Ref
+    completeness: list[Ref] = []
+    absence: Text = "absence is unknown outside declared complete scopes"
+    projection: Ref
+    projection_version: PositiveInt
+    implementation: Key
+    rules: Ref
+    engine: Key
+    runtime: Runtime = Runtime()
+    thresholds: dict[str, float] = {}
+    canonicalisation: Key = "RFC8785-JCS+sha256"
+    supersedes: list[Ref] = []
+    closed_at: Instant
+
+
+class Verdict(Record):
+    """Label, strength, its interval under unknown premises, and the full trace."""
+
+    kind: Literal["verdict"] = "verdict"
+    LABEL: ClassVar[str] = "Verdict"
+    REFS: ClassVar = {"closure": ("DECIDES", ("closure",))}
+
+    closure: Ref
+    label: Key
+    strength: Annotated[float, Field(ge=-1, le=1)]
+    low: Annotated[float, Field(ge=-1, le=1)]
+    high: Annotated[float, Field(ge=-1, le=1)]
+    engine: Key
+    trace: dict[str, Any] = {}
+
+
+# --------------------------------------------------------------------------- action and reopen
+
+
+class Limits(Value):
+    amount: float | None = None
+    frequency: PositiveInt | None = None
+    period: Key | None = None
+
+
+class Action(Record):
+    """A requested effect that executes a verdict under an authority's grant."""
+
+    kind: Literal["action"] = "action"
+    LABEL: ClassVar[str] = "Action"
+    REFS: ClassVar = {
+        "verdict": ("EXECUTES", ("verdict",)),
+        "authorised_by": ("AUTHORISED_BY", ("agent",)),
+        "compensates": ("COMPENSATES", ("action",)),
+    }
+
+    action_kind: Key
+    subject: Key
+    object: Key | None = None
+    verdict: Ref
+    authorised_by: Ref
+    grant: Key
+    limits: Limits = Limits()
+    amount: float | None = None
+    idempotency_key: Key
+    compensates: Ref | None = None
+    requested_at: Instant
+
+
+class ActionStatusName(StrEnum):
+    requested = "requested"
+    authorised = "authorised"
+    executed = "executed"
+    refused = "refused"
+    failed = "failed"
+    compensated = "compensated"
+
+
+class ActionStatus(Record):
+    """One step in an action's life; statuses are appended, never edited."""
+
+    kind: Literal["action_status"] = "action_status"
+    LABEL: ClassVar[str] = "ActionStatus"
+    REFS: ClassVar = {"action": ("STATUS_OF", ("action",))}
+
+    action: Ref
+    status: ActionStatusName
+    at: Instant
+    reason: Text = ""
+    receipt: dict[str, Any] = {}
+
+
+class Trigger(StrEnum):
+    new_claim = "new_claim"
+    source_invalidated = "source_invalidated"
+    policy_change = "policy_change"
+    appeal = "appeal"
+    defect = "defect"
+
+
+class Reopen(Record):
+    """The trigger, the impact set found, and the closures that supersede."""
+
+    kind: Literal["reopen"] = "reopen"
+    LABEL: ClassVar[str] = "Reopen"
+    REFS: ClassVar = {
+        "cause": ("TRIGGERED_BY", tuple(sorted({"claim", "invalidation", "policy", "projection", "rules", "appeal"}))),
+        "reopened": ("REOPENS", ("closure",)),
+        "superseding": ("PRODUCED", ("closure",)),
+    }
+
+    trigger: Trigger
+    cause: Ref | None = None
+    reason: Text = ""
+    impact: list[Ref] = []
+    reopened: list[Ref] = []
+    superseding: list[Ref] = []
+    at: Instant
+
+
+# --------------------------------------------------------------------------- policy lifecycle
+
+
+class CaseDecision(Record):
+    """A human decision on one case: not a precedent."""
+
+    kind: Literal["case_decision"] = "case_decision"
+    LABEL: ClassVar[str] = "CaseDecision"
+    REFS: ClassVar = {"closure": ("DECIDES_CASE", ("closure",)), "decided_by": ("DECIDED_BY", ("agent",))}
+
+    closure: Ref
+    decided_by: Ref
+    decision: Text
+    reason: Text
+    decided_at: Instant
+
+
+class PolicyCandidate(Record):
+    """A proposed generalisation of one or more case decisions."""
+
+    kind: Literal["policy_candidate"] = "policy_candidate"
+    LABEL: ClassVar[str] = "PolicyCandidate"
+    REFS: ClassVar = {"cases": ("GENERALISES", ("case_decision",)), "proposed_by": ("PROPOSED_BY", ("agent",))}
+
+    name: Key
+    text: Text
+    rule: dict[str, Any] = {}
+    cases: list[Ref] = []
+    proposed_by: Ref
+    proposed_at: Instant
+
+
+class RatifiedPolicy(Record):
+    """A candidate ratified by an authority: scope, exceptions, effective date, version."""
+
+    kind: Literal["policy"] = "policy"
+    LABEL: ClassVar[str] = "RatifiedPolicy"
+    REFS: ClassVar = {
+        "candidate": ("RATIFIES", ("policy_candidate",)),
+        "authority": ("RATIFIED_BY", ("agent",)),
+        "revises": ("REVISES", ("policy",)),
+    }
+
+    name: Key
+    version: PositiveInt
+    candidate: Ref | None = None
+    authority: Ref
+    text: Text
+    rule: dict[str, Any] = {}
+    scope: Scope = Scope()
+    exceptions: list[Text] = []
+    effective: Instant
+    retroactive: bool = False
+    revises: Ref | None = None
+    ratified_at: Instant
+
+
+class PolicyException(Record):
+    """A case outside a ratified policy, routed to human review."""
+
+    kind: Literal["policy_exception"] = "policy_exception"
+    LABEL: ClassVar[str] = "PolicyException"
+    REFS: ClassVar = {"policy": ("EXCEPTION_TO", ("policy",))}
+
+    policy: Ref
+    subject: Key
+    reason: Text
+    raised_at: Instant
+
+
+class Waiver(Record):
+    """One decision passed past one policy, on a named authority, with the reason."""
+
+    kind: Literal["waiver"] = "waiver"
+    LABEL: ClassVar[str] = "Waiver"
+    REFS: ClassVar = {
+        "policy": ("WAIVES", ("policy", "projection", "rules")),
+        "closure": ("WAIVED_FOR", ("closure",)),
+        "authority": ("GRANTED_BY", ("agent",)),
+    }
+
+    policy: Ref
+    closure: Ref
+    authority: Ref
+    reason: Text
+    granted_at: Instant
+
+
+class Appeal(Record):
+    """A party's contest of a closure: a reopen trigger like any other."""
+
+    kind: Literal["appeal"] = "appeal"
+    LABEL: ClassVar[str] = "Appeal"
+    REFS: ClassVar = {"closure": ("APPEALS", ("closure",)), "by": ("APPEALED_BY", ("agent",))}
+
+    closure: Ref
+    by: Ref
+    grounds: Text
+    filed_at: Instant
+
+
+# --------------------------------------------------------------------------- reading records
+
+
+def record_type(kind: str, *, where: str | None = None) -> type[Record]:
+    """The record class of a kind name, or UnknownKind naming the kinds there are."""
+    try:
+        return RECORD_TYPES[kind]
+    except (KeyError, TypeError):
+        raise UnknownKind(
+            f"unknown record kind {kind!r}",
+            where=where,
+            hint=f"known kinds: {', '.join(sorted(RECORD_TYPES))}",
+        ) from None
+
+
+def parse_record(data: Any, *, where: str | None = None, kind: str | None = None) -> Record:
+    """Build a record from a JSON object, turning every failure into a typed error.
+
+    The object names its kind in ``kind`` (or the caller passes ``kind``); an ``id``
+    in the object is checked against the content.
+    """
+    if not isinstance(data, dict):
+        raise InvalidRecord(f"a record must be a JSON object, got {type(data).__name__}", where=where)
+    kind = kind or data.get("kind")
+    if kind is None:
+        raise InvalidRecord("record has no 'kind'", where=where, hint=f"one of: {', '.join(sorted(RECORD_TYPES))}")
+    cls = record_type(kind, where=where)
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidRecord(_describe(exc, kind), where=where) from None
+    except InvalidRecord as exc:
+        if exc.where is None and where is not None:
+            exc.where = where
+            exc.args = (exc.message,)
+        raise
+
+
+def parse_body(body: str | bytes, record_id: str) -> Record:
+    """Read a stored body back into its record, checking it still matches its id."""
+    return parse_record(json.loads(body) | {"id": record_id}, where=record_id)
+
+
+def _describe(exc: ValidationError, kind: str) -> str:
+    parts = []
+    for err in exc.errors(include_url=False)[:5]:
+        loc = ".".join(str(p) for p in err["loc"]) or "(record)"
+        parts.append(f"{loc}: {err['msg']}")
+    more = exc.error_count() - len(parts)
+    tail = f"; and {more} more" if more > 0 else ""
+    return f"invalid {kind}: " + "; ".join(parts) + tail
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of every record kind, for integrators."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "gaf records",
+        "oneOf": [{"$ref": f"#/$defs/{cls.__name__}"} for cls in RECORD_TYPES.values()],
+        "$defs": _merged_defs(),
+    }
+
+
+def _merged_defs() -> dict[str, Any]:
+    defs: dict[str, Any] = {}
+    for cls in RECORD_TYPES.values():
+        schema = cls.model_json_schema(ref_template="#/$defs/{model}")
+        defs.update(schema.pop("$defs", {}))
+        defs[cls.__name__] = schema
+    return defs

@@ -1,0 +1,93 @@
+"""The embedded default store: LadybugDB, one database on disk, no server.
+
+A new user runs gaf with nothing installed but Python. LadybugDB speaks Cypher,
+so the queries are the same as on Neo4j except where its dialect differs (one
+label per node, ``label(r)`` for a relationship's type). Its schema is declared
+up front from the record classes. One process may write at a time: a second
+writer is refused by the database's file lock, and gaf says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import ladybug
+
+from gaf.errors import StoreLocked, StoreUnavailable
+from gaf.store.base import GafStore, Tx, WriteReport
+from gaf.store.schema import graph_schema
+
+T = TypeVar("T")
+
+
+class _LadybugTx:
+    def __init__(self, conn: ladybug.Connection):
+        self._conn = conn
+
+    def run(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        result = self._conn.execute(cypher, params or {})
+        names = result.get_column_names()
+        return [dict(zip(names, row, strict=True)) for row in result.get_all()]
+
+
+class LadybugStore(GafStore):
+    """A gaf store in an embedded LadybugDB database at ``path``."""
+
+    dialect = "ladybug"
+
+    def __init__(self, path: str | Path, *, read_only: bool = False):
+        self.location = str(path)
+        self.read_only = read_only
+        target = Path(path)
+        if not read_only:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        elif not target.exists():
+            raise StoreUnavailable(f"no gaf store at {target}", hint="ingest something first, or check GAF_STORE")
+        try:
+            self._db = ladybug.Database(str(target), read_only=read_only)
+        except RuntimeError as exc:
+            if "lock" in str(exc).lower():
+                raise StoreLocked(
+                    f"the embedded store at {target} is open for writing in another process",
+                    hint="LadybugDB allows one writing process; wait for it, or open read-only",
+                ) from None
+            raise StoreUnavailable(f"cannot open the embedded store at {target}: {exc}") from None
+        self._conn = ladybug.Connection(self._db)
+        if not read_only:
+            self.init()
+
+    def close(self) -> None:
+        self._conn.close()
+        self._db.close()
+
+    def init(self) -> None:
+        """Declare node and relationship tables (schema is mandatory in LadybugDB)."""
+        schema = graph_schema()
+        for label, columns in sorted(schema.nodes.items()):
+            cols = "".join(f", {name} {kind}" for name, kind in columns.items())
+            self._conn.execute(f"CREATE NODE TABLE IF NOT EXISTS {label}(id STRING PRIMARY KEY, kind STRING, body STRING{cols})")
+        for rel, pairs in schema.rels.items():
+            ends = ", ".join(f"FROM {a} TO {b}" for a, b in pairs)
+            self._conn.execute(f"CREATE REL TABLE IF NOT EXISTS `{rel}`({ends})")
+
+    def _write(self, work: Callable[[Tx], WriteReport]) -> WriteReport:
+        return self._in_transaction("BEGIN TRANSACTION", work)
+
+    def _read(self, work: Callable[[Tx], T]) -> T:
+        return self._in_transaction("BEGIN TRANSACTION READ ONLY", work)
+
+    def _in_transaction(self, begin: str, work: Callable[[Tx], T]) -> T:
+        self._conn.execute(begin)
+        try:
+            out = work(_LadybugTx(self._conn))
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+        return out
+
+    def _edges_query(self, label: str) -> str:
+        # Relationships leaving one record, with their type and target id.
+        return f"MATCH (n:{label} {{id: $id}})-[r]->(m) RETURN label(r) AS rel, m.id AS target"

@@ -1,0 +1,112 @@
+"""The production store: Neo4j over Bolt, with the official driver.
+
+Auditors and Neo4j Browser read the same graph gaf writes. Writes are managed
+transactions (the driver retries transient failures), reads run in READ access
+mode, uniqueness constraints on ``id`` per label make concurrent writers of the
+same record collide instead of duplicating it, and every value is a parameter.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j.exceptions import AuthError, ConfigurationError, ConstraintError, ServiceUnavailable
+
+from gaf.errors import StoreError, StoreUnavailable
+from gaf.store.base import GafStore, Tx, WriteReport
+from gaf.store.schema import INDEXED, graph_schema
+
+T = TypeVar("T")
+
+#: A concurrent writer may create the same new id between our check and our
+#: CREATE; the constraint refuses it and a retry then sees the id as existing.
+CONSTRAINT_RETRIES = 5
+
+
+class _Neo4jTx:
+    def __init__(self, tx: neo4j.ManagedTransaction):
+        self._tx = tx
+
+    def run(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        return [record.data() for record in self._tx.run(cypher, params or {})]
+
+
+class Neo4jStore(GafStore):
+    """A gaf store in a Neo4j database (server, cluster or Aura)."""
+
+    dialect = "neo4j"
+
+    def __init__(
+        self,
+        uri: str,
+        *,
+        user: str | None = None,
+        password: str | None = None,
+        database: str | None = None,
+    ):
+        self.location = uri
+        self.database = database or os.environ.get("NEO4J_DATABASE") or "neo4j"
+        user = user or os.environ.get("NEO4J_USER") or os.environ.get("NEO4J_USERNAME") or "neo4j"
+        password = password if password is not None else os.environ.get("NEO4J_PASSWORD", "")
+        try:
+            self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password))
+            self._driver.verify_connectivity()
+        except (ConfigurationError, ValueError) as exc:
+            raise StoreUnavailable(
+                f"cannot use Neo4j URI {uri!r}: {exc}",
+                hint="use neo4j://host:7687 (routing) or bolt://host:7687 (direct)",
+            ) from None
+        except AuthError:
+            self._driver.close()
+            raise StoreUnavailable(
+                f"Neo4j at {uri} refused the credentials of user {user!r}",
+                hint="set NEO4J_USER and NEO4J_PASSWORD in the environment",
+            ) from None
+        except (ServiceUnavailable, OSError) as exc:
+            self._driver.close()
+            raise StoreUnavailable(
+                f"cannot reach Neo4j at {uri}: {exc}",
+                hint="start it (docker compose up -d, or python scripts/neo4j_local.py start) "
+                "or point GAF_STORE at a running server",
+            ) from None
+
+    def close(self) -> None:
+        self._driver.close()
+
+    def init(self) -> None:
+        """Create the uniqueness constraint on id per label and the query indexes."""
+        schema = graph_schema()
+        statements = []
+        for label in sorted(schema.nodes):
+            # One node per id per label: concurrent writers collide, never duplicate.
+            statements.append(f"CREATE CONSTRAINT gaf_{label}_id IF NOT EXISTS FOR (n:{label}) REQUIRE n.id IS UNIQUE")
+            for prop in INDEXED.get(label, ()):
+                statements.append(f"CREATE INDEX gaf_{label}_{prop} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})")
+        with self._session() as session:
+            for statement in statements:
+                session.run(statement).consume()
+            session.run("CALL db.awaitIndexes(300)").consume()
+
+    def _session(self, access: str = neo4j.WRITE_ACCESS) -> neo4j.Session:
+        return self._driver.session(database=self.database, default_access_mode=access)
+
+    def _write(self, work: Callable[[Tx], WriteReport]) -> WriteReport:
+        with self._session() as session:
+            for attempt in range(CONSTRAINT_RETRIES):
+                try:
+                    return session.execute_write(lambda tx: work(_Neo4jTx(tx)))
+                except ConstraintError as exc:
+                    if attempt == CONSTRAINT_RETRIES - 1:
+                        raise StoreError(f"concurrent writers kept colliding on {self.location}: {exc.message}") from None
+        raise AssertionError("unreachable")
+
+    def _read(self, work: Callable[[Tx], T]) -> T:
+        with self._session(neo4j.READ_ACCESS) as session:
+            return session.execute_read(lambda tx: work(_Neo4jTx(tx)))
+
+    def _edges_query(self, label: str) -> str:
+        # Relationships leaving one record, with their type and target id.
+        return f"MATCH (n:{label} {{id: $id}})-[r]->(m) RETURN type(r) AS rel, m.id AS target"

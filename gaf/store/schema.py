@@ -1,0 +1,54 @@
+"""The graph shape of the records, derived from their declarations.
+
+Both stores build their schema from here: node labels and property columns from
+each record class, relationship types (with the labels they join) from each
+class's references. Nothing here names a record kind by hand, so a new record
+kind needs no change to either store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gaf.records import RECORD_TYPES, Record
+
+#: Node properties that Cypher filters on often enough to deserve an index.
+INDEXED: dict[str, tuple[str, ...]] = {
+    "Claim": ("source", "recorded_at", "observed_at"),
+    "Proposition": ("subject", "predicate"),
+    "Completeness": ("source", "predicate"),
+    "Projection": ("name",),
+    "VerdictRules": ("name",),
+    "Closure": ("subject", "closed_at"),
+    "Action": ("idempotency_key",),
+    "Source": ("key",),
+    "Agent": ("key",),
+    "RatifiedPolicy": ("name",),
+}
+
+
+@dataclass(frozen=True)
+class GraphSchema:
+    """Labels with their columns, and relationship types with their (from, to) label pairs."""
+
+    nodes: dict[str, dict[str, str]]
+    rels: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+
+
+def label_of(kind: str) -> str:
+    return RECORD_TYPES[kind].LABEL
+
+
+def graph_schema() -> GraphSchema:
+    """The schema both stores declare, built from the record classes."""
+    nodes = {cls.LABEL: dict(cls.COLUMNS) for cls in RECORD_TYPES.values()}
+    pairs: dict[str, set[tuple[str, str]]] = {}
+    for cls in RECORD_TYPES.values():
+        for rel, kinds in _declared_rels(cls):
+            for kind in kinds:
+                pairs.setdefault(rel, set()).add((cls.LABEL, label_of(kind)))
+    return GraphSchema(nodes=nodes, rels={rel: sorted(p) for rel, p in sorted(pairs.items())})
+
+
+def _declared_rels(cls: type[Record]) -> list[tuple[str, tuple[str, ...]]]:
+    return [*cls.REFS.values(), *cls.IMPLIED_RELS.items()]

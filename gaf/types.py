@@ -1,0 +1,123 @@
+"""Value types shared by every record: instants, intervals, keys, references.
+
+Records sit at the bottom of gaf and these are the bricks they are made of. They
+exist so that the same fact is always written the same way — one spelling of a
+time, one spelling of an id — because a record's id is the hash of its spelling.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timezone
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StringConstraints,
+    WithJsonSchema,
+    model_validator,
+)
+
+from gaf.canonical import ID_PATTERN
+
+#: Declared precision of every time in gaf: milliseconds, UTC, fixed width, so
+#: that the ISO strings sort in time order on both stores.
+TIME_PRECISION = "millisecond"
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def to_instant(value: Any) -> datetime:
+    """Read a time: an aware datetime, an ISO 8601 string, or a calendar date (UTC midnight).
+
+    A naive time is refused, because the same wall-clock reading means different
+    instants in different places and an audit trail cannot guess which.
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if _DATE_ONLY.match(text):
+            value = date.fromisoformat(text)
+        else:
+            try:
+                value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            except ValueError:
+                raise ValueError(f"not an ISO 8601 time: {value!r}") from None
+    if isinstance(value, date) and not isinstance(value, datetime):
+        value = datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+    if not isinstance(value, datetime):
+        raise ValueError(f"not a time: {value!r}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"time without a timezone: {value.isoformat()} (write it with Z or an offset)")
+    value = value.astimezone(timezone.utc)
+    return value.replace(microsecond=value.microsecond // 1000 * 1000)
+
+
+def format_instant(value: datetime) -> str:
+    """The one spelling of a time: ``2026-07-05T00:00:00.000Z``."""
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+Instant = Annotated[
+    datetime,
+    BeforeValidator(to_instant),
+    PlainSerializer(format_instant, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+
+#: A name a person writes: subjects, predicates, keys. No surrounding blanks.
+Key = Annotated[str, StringConstraints(min_length=1, max_length=512, pattern=r"^\S(.*\S)?$")]
+
+#: Free text: reasons, questions, descriptions.
+Text = Annotated[str, StringConstraints(max_length=65536)]
+
+
+def _check_id(value: str) -> str:
+    if not ID_PATTERN.match(value):
+        raise ValueError(f"not a gaf id: {value!r} (expected 'kind:' and 64 lowercase hex digits)")
+    return value
+
+
+#: A reference to another record, by id.
+Ref = Annotated[str, AfterValidator(_check_id), WithJsonSchema({"type": "string", "pattern": ID_PATTERN.pattern})]
+
+#: A literal value a statement can carry.
+Scalar = bool | int | Annotated[float, Field(allow_inf_nan=False)] | str
+
+
+class Value(BaseModel):
+    """Base of every nested value: frozen, and strict about unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Interval(Value):
+    """A half-open period [start, end) of valid time; an open end is unbounded."""
+
+    start: Instant | None = None
+    end: Instant | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Interval:
+        if self.start is not None and self.end is not None and self.end <= self.start:
+            raise ValueError(f"interval ends ({format_instant(self.end)}) before it starts ({format_instant(self.start)})")
+        return self
+
+    def contains(self, instant: datetime) -> bool:
+        """Whether an instant falls inside the period."""
+        return (self.start is None or self.start <= instant) and (self.end is None or instant < self.end)
+
+    def covers(self, other: Interval) -> bool:
+        """Whether the whole of ``other`` lies inside this period."""
+        starts_ok = self.start is None or (other.start is not None and self.start <= other.start)
+        ends_ok = self.end is None or (other.end is not None and other.end <= self.end)
+        return starts_ok and ends_ok
+
+    def overlaps(self, other: Interval) -> bool:
+        """Whether the two periods share any instant."""
+        before = self.end is not None and other.start is not None and self.end <= other.start
+        after = other.end is not None and self.start is not None and other.end <= self.start
+        return not (before or after)

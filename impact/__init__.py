@@ -1,0 +1,1 @@
+"""impact: builds on gaf (see its issue); nothing here yet."""

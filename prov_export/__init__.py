@@ -1,0 +1,1 @@
+"""prov_export: builds on gaf (see its issue); nothing here yet."""

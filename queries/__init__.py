@@ -1,0 +1,1 @@
+"""queries: builds on gaf (see its issue); nothing here yet."""
