@@ -157,7 +157,13 @@ def java_binary() -> str:
 
 
 def bolt_port() -> int:
+    """The port to start on: GAF_NEO4J_PORT or 7687."""
     return int(os.environ.get("GAF_NEO4J_PORT", DEFAULT_PORT))
+
+
+def current_port() -> int:
+    """The port the running server was started on, else the one to start on."""
+    return (running_pid() and _read_int(PORT_FILE)) or bolt_port()
 
 
 def write_config(port: int) -> None:
@@ -354,7 +360,7 @@ def start() -> dict:
     """Start the server if needed and wait until it answers; return connection info."""
     pid = running_pid()
     if pid:
-        info = _info(pid, _read_int(PORT_FILE) or bolt_port())
+        info = _info(pid, current_port())
         wait_ready(pid, info["uri"], info["password"])
         log(f"Neo4j already running on {info['uri']} (pid {pid})")
         return info
@@ -397,15 +403,15 @@ def status() -> dict:
     pid = running_pid()
     if not pid:
         return {"running": False, "answering": False, "pid": None}
-    info = _info(pid, _read_int(PORT_FILE) or bolt_port())
+    info = _info(pid, current_port())
     return {**info, "running": True, "answering": answers(info["uri"], info["password"])}
 
 
 def env_lines() -> str:
-    """Shell exports for the configured server, for `eval "$(… env)"`."""
-    port = _read_int(PORT_FILE) if running_pid() else bolt_port()
-    return (f"export NEO4J_URI=bolt://127.0.0.1:{port or bolt_port()} NEO4J_USER={USER} "
-            f"NEO4J_PASSWORD={shlex.quote(password())}")
+    """Shell exports for the server, for `eval "$(… env)"`."""
+    info = _info(None, current_port())
+    return (f"export NEO4J_URI={info['uri']} NEO4J_USER={USER} "
+            f"NEO4J_PASSWORD={shlex.quote(info['password'])}")
 
 
 def main(argv: list[str]) -> int:

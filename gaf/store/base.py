@@ -203,31 +203,32 @@ class GafStore(abc.ABC):
 # ---------------------------------------------------------------------- the write, once for both stores
 
 
-def _parse_items(items: Iterable[Record | dict[str, Any]]) -> tuple[list[Record], list[ItemError]]:
-    """Records from the items given, with an error for each item that is not one."""
-    batch: list[Record] = []
+def _parse_items(items: Iterable[Record | dict[str, Any]]) -> tuple[dict[int, Record], list[ItemError]]:
+    """Records from the items given, by position, with an error for each item that is not one."""
+    batch: dict[int, Record] = {}
     failed: list[ItemError] = []
     for index, item in enumerate(items):
         if isinstance(item, Record):
-            batch.append(item)
+            batch[index] = item
             continue
         try:
-            batch.append(parse_record(item, where=f"item {index}"))
+            batch[index] = parse_record(item, where=f"item {index}")
         except GafError as exc:
             failed.append(ItemError(index, item.get("id") if isinstance(item, dict) else None, exc))
     return batch, failed
 
 
-def _put_in(tx: Tx, given: Sequence[Record], failed: list[ItemError], mode: Mode) -> WriteReport:
+def _put_in(tx: Tx, items: dict[int, Record], failed: list[ItemError], mode: Mode) -> WriteReport:
     """The body of ``put``: decide inside the transaction, so the decision and the write agree."""
     report = WriteReport(failed=list(failed))
+    given = list(items.values())
     batch = _expand(given)
     present = _existing_ids(tx, batch)
     report.existing = [r.id for r in given if r.id in present]
     new = {rid: r for rid, r in batch.items() if rid not in present}
     bad = _unresolved_refs(tx, new, present)
     if bad:
-        position = {r.id: i for i, r in enumerate(given)}
+        position = {r.id: i for i, r in reversed(items.items())}
         errors = [ItemError(position.get(rid, -1), rid, err) for rid, err in sorted(bad.items())]
         if mode == "atomic":
             raise BatchRejected([e.error for e in errors])

@@ -1,0 +1,80 @@
+"""The command line is a thin layer: same behaviour, tables or JSON, typed exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from gaf.cli import app
+from tests.conftest import RENT
+
+runner = CliRunner()
+
+
+@pytest.fixture(params=["ladybug", "neo4j"])
+def target(request, tmp_path, monkeypatch) -> str:
+    """A --store value on each store (the Neo4j one wiped and initialised)."""
+    if request.param == "ladybug":
+        return str(tmp_path / "cli.lbug")
+    store = request.getfixturevalue("neo4j_store")
+    return store.location
+
+
+def _json(result) -> dict:
+    assert result.stdout, result.output
+    return json.loads(result.stdout)
+
+
+def test_ingest_prints_what_was_stored_and_is_idempotent(target):
+    first = runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", target])
+    assert first.exit_code == 0, first.output
+    assert "12 written" in first.stdout and "bank-ledger" in first.stdout
+    again = runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", target, "--json"])
+    assert (_json(again)["written"], _json(again)["existing"]) == (0, 12)
+    stats = _json(runner.invoke(app, ["stats", "--store", target, "--json"]))
+    assert stats["counts"] == {"agent": 4, "claim": 4, "proposition": 11, "source": 4}
+
+
+def test_a_bad_file_exits_2_and_lists_each_bad_line(target, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"kind": "claim"}\n\n{"kind": "nonsense"}\n', encoding="utf-8")
+    result = runner.invoke(app, ["ingest", str(path), "--store", target, "--json"])
+    assert result.exit_code == 2
+    errors = _json(result)["errors"]
+    assert [e["where"] for e in errors] == [f"{path}:1", f"{path}:3"]
+    assert errors[1]["error"] == "UnknownKind"
+
+
+def test_show_and_list_read_back_records(target):
+    runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", target])
+    claims = _json(runner.invoke(app, ["list", "claim", "--store", target, "--json"]))
+    assert len(claims) == 4 and all(c["kind"] == "claim" for c in claims)
+    shown = _json(runner.invoke(app, ["show", claims[0]["id"], "--store", target, "--json"]))
+    assert shown["id"] == claims[0]["id"] and {e["rel"] for e in shown["edges"]} >= {"FROM_SOURCE", "OBSERVED_BY"}
+
+
+def test_schema_prints_json_schema_of_the_records():
+    result = runner.invoke(app, ["schema", "claim"])
+    schema = json.loads(result.stdout)
+    assert schema["title"] == "Claim" and "statements" in schema["properties"]
+
+
+def test_an_unreachable_neo4j_is_named_with_what_to_do():
+    result = runner.invoke(app, ["stats", "--store", "bolt://127.0.0.1:1"])
+    assert result.exit_code == 3
+    assert "cannot reach Neo4j at bolt://127.0.0.1:1" in result.stderr
+    assert "neo4j_local.py start" in result.stderr
+
+
+def test_wrong_neo4j_credentials_are_named(neo4j_store, monkeypatch):
+    monkeypatch.setenv("NEO4J_PASSWORD", "not-the-password")
+    result = runner.invoke(app, ["stats", "--store", neo4j_store.location])
+    assert result.exit_code == 3 and "refused the credentials" in result.stderr
+
+
+def test_every_command_has_help_with_examples():
+    for command in ("init", "schema", "ingest", "show", "list", "stats"):
+        result = runner.invoke(app, [command, "--help"])
+        assert result.exit_code == 0 and "Examples" in result.stdout, command

@@ -1,0 +1,107 @@
+"""Records: frozen values whose ids are hashes of their identity fields."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from gaf.errors import IdMismatch, InvalidRecord, PayloadTooLarge, UnknownKind
+from gaf.records import RECORD_TYPES, GAF, Claim, Proposition, json_schema, parse_body, parse_record
+from tests.conftest import NOW, small_graph
+
+
+def test_every_spec_record_kind_exists():
+    spec = {
+        "source", "agent", "claim", "proposition", "projection", "evaluation", "derivation", "fact",
+        "gaf", "closure", "verdict", "action", "reopen", "case_decision", "policy_candidate",
+        "policy", "policy_exception", "waiver",
+    }  # fmt: skip
+    assert spec <= set(RECORD_TYPES)
+
+
+def test_recorded_at_is_not_part_of_a_claims_identity():
+    claim = small_graph()[2]
+    later = claim.model_copy(update={"recorded_at": NOW.replace(year=2027)})
+    again = Claim.model_validate({**claim.model_dump(exclude={"id"}), "recorded_at": "2027-01-01T00:00:00Z"})
+    assert again.id == claim.id
+    assert later.recorded_at != claim.recorded_at
+
+
+def test_changing_any_identity_field_changes_the_id():
+    claim = small_graph()[2]
+    data = claim.model_dump(exclude={"id"})
+    data["observed_at"] = "2026-07-05T10:00:00.001Z"
+    assert Claim.model_validate(data).id != claim.id
+
+
+def test_records_are_frozen():
+    claim = small_graph()[2]
+    with pytest.raises(ValidationError):
+        claim.scope = "changed"  # type: ignore[misc]
+
+
+def test_a_stated_id_that_does_not_match_the_content_is_refused():
+    claim = small_graph()[2]
+    tampered = {**json.loads(claim.body), "id": claim.id, "scope": "tampered"}
+    with pytest.raises(IdMismatch) as info:
+        parse_record(tampered, where="claims.jsonl:7")
+    assert info.value.where == "claims.jsonl:7"
+    assert claim.id in info.value.what
+
+
+def test_the_stored_body_reads_back_to_the_same_record():
+    for record in small_graph():
+        assert parse_body(record.body, record.id) == record
+
+
+def test_unknown_kinds_are_refused_with_the_known_ones_named():
+    with pytest.raises(UnknownKind) as info:
+        parse_record({"kind": "rumour"}, where="x.yaml:3")
+    assert "claim" in info.value.hint and info.value.where == "x.yaml:3"
+
+
+def test_malformed_claims_say_which_field_is_wrong():
+    data = json.loads(small_graph()[2].body)
+    data["observed_at"] = "2026-07-05T10:00:00"  # naive: no timezone
+    with pytest.raises(InvalidRecord) as info:
+        parse_record(data, where="c.jsonl:2")
+    assert "observed_at" in info.value.what and "timezone" in info.value.what
+
+
+def test_references_must_point_at_the_right_kind():
+    agent, source, claim, _ = small_graph()
+    data = {**json.loads(claim.body), "source": agent.id}
+    with pytest.raises(InvalidRecord, match="source must reference a source"):
+        parse_record(data)
+
+
+def test_oversized_records_are_refused_at_the_configured_limit(monkeypatch):
+    monkeypatch.setenv("GAF_MAX_RECORD_BYTES", "2000")
+    data = json.loads(small_graph()[2].body)
+    data["scope"] = "x" * 3000
+    with pytest.raises(PayloadTooLarge, match="over the limit of 2000"):
+        parse_record(data)
+
+
+def test_times_are_kept_to_the_millisecond_in_utc():
+    p = Proposition(subject="s", predicate="p", valid={"start": "2026-07-05T12:00:00.123456+02:00"})
+    assert json.loads(p.body)["valid"]["start"] == "2026-07-05T10:00:00.123Z"
+
+
+def test_claims_imply_the_propositions_they_state():
+    claim = small_graph()[2]
+    (prop,) = claim.implied()
+    assert ("ASSERTS", prop.id) in claim.edges()
+
+
+def test_gaf_members_are_sorted_so_order_never_changes_the_hash():
+    projection = "projection:" + "1" * 64
+    facts = ["fact:" + c * 64 for c in "abc"]
+    assert GAF(projection=projection, facts=facts).id == GAF(projection=projection, facts=facts[::-1]).id
+
+
+def test_json_schema_covers_every_kind():
+    schema = json_schema()
+    assert {cls.__name__ for cls in RECORD_TYPES.values()} <= set(schema["$defs"])

@@ -1,0 +1,141 @@
+"""The store contract: every test here runs on Neo4j and on LadybugDB alike."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gaf.errors import BatchRejected, InvalidRecord, UnknownReference
+from gaf.records import Agent, Claim, parse_body
+from gaf.store import GafStore
+from tests.conftest import NOW, small_graph
+
+
+def test_stored_records_read_back_with_ids_that_match_their_content(store):
+    batch = small_graph()
+    report = store.put(batch)
+    assert sorted(report.written) == sorted(r.id for r in batch)
+    for record in batch:
+        assert store.get(record.id) == record
+    row = store.read("MATCH (n:Claim {id: $id}) RETURN n.body AS body", {"id": batch[2].id})[0]
+    assert parse_body(row["body"], batch[2].id) == batch[2]
+
+
+def test_reingest_is_a_noop_that_reports_the_existing_ids(store):
+    batch = small_graph()
+    store.put(batch)
+    before = store.counts()
+    again = store.put(batch)
+    assert again.written == [] and sorted(again.existing) == sorted(r.id for r in batch)
+    assert store.counts() == before
+    assert store.read("MATCH (:Claim)-[r:FROM_SOURCE]->(:Source) RETURN count(r) AS n")[0]["n"] == 2
+
+
+def test_reingest_with_a_later_recorded_at_keeps_the_first_record(store):
+    agent, source, claim, _ = small_graph()
+    store.put([agent, source, claim])
+    later = Claim.model_validate({**claim.model_dump(exclude={"id"}), "recorded_at": "2027-01-01T00:00:00Z"})
+    assert later.id == claim.id
+    assert store.put([later]).existing == [claim.id]
+    assert store.get(claim.id).recorded_at == NOW
+
+
+def test_implied_propositions_are_written_once_and_linked(store):
+    agent, source, claim, _ = small_graph()
+    twin = Claim.model_validate({**claim.model_dump(exclude={"id"}), "observed_at": "2026-07-06T00:00:00Z"})
+    store.put([agent, source, claim, twin])
+    (prop,) = claim.implied()
+    assert store.counts()["proposition"] == 1
+    rows = store.read("MATCH (c:Claim)-[:ASSERTS]->(p:Proposition {id: $id}) RETURN c.id AS id ORDER BY id", {"id": prop.id})
+    assert [r["id"] for r in rows] == sorted([claim.id, twin.id])
+
+
+def test_an_atomic_batch_with_one_malformed_record_writes_nothing(store):
+    batch = [r.to_json() for r in small_graph()]
+    batch[3]["observed_at"] = "not a time"
+    with pytest.raises(BatchRejected) as info:
+        store.put(batch)
+    assert len(info.value.errors) == 1 and "observed_at" in info.value.errors[0].what
+    assert store.counts() == {}
+
+
+def test_an_atomic_batch_with_one_unknown_reference_writes_nothing(store):
+    agent, source, claim, other = small_graph()
+    stray = Claim.model_validate({**other.model_dump(exclude={"id"}), "observer": "agent:" + "0" * 64})
+    with pytest.raises(BatchRejected) as info:
+        store.put([agent, source, claim, stray])
+    (error,) = info.value.errors
+    assert isinstance(error, UnknownReference) and error.where == stray.id and "agent:000" in error.what
+    assert store.counts() == {}
+
+
+def test_best_effort_reports_each_bad_item_and_writes_the_rest(store):
+    agent, source, claim, other = small_graph()
+    stray = Claim.model_validate({**other.model_dump(exclude={"id"}), "observer": "agent:" + "0" * 64})
+    report = store.put([agent, source, claim, {"kind": "claim", "source": 3}, stray], mode="best_effort")
+    assert sorted(report.written) == sorted([agent.id, source.id, claim.id])
+    assert [(f.index, type(f.error).__name__) for f in sorted(report.failed, key=lambda f: f.index)] == [
+        (3, "InvalidRecord"),
+        (4, "UnknownReference"),
+    ]
+    # The refused claim's proposition is not written either.
+    assert store.counts() == {"agent": 1, "claim": 1, "proposition": 1, "source": 1}
+
+
+def test_a_record_pointing_at_a_stored_record_needs_no_second_copy(store):
+    agent, source, claim, other = small_graph()
+    store.put([agent, source])
+    assert sorted(store.put([claim, other]).written) == sorted([claim.id, other.id])
+    assert store.edges_from(claim.id) == sorted(
+        [("FROM_SOURCE", source.id), ("OBSERVED_BY", agent.id), ("ASSERTS", claim.implied()[0].id)]
+    )
+
+
+def test_the_interface_has_no_way_to_update_or_delete_a_record():
+    public = {name for name in dir(GafStore) if not name.startswith("_")}
+    assert not {n for n in public if any(w in n for w in ("update", "delete", "remove", "set", "replace", "merge"))}
+
+
+def test_find_filters_on_node_properties_and_refuses_others(store):
+    agent, source, claim, other = small_graph()
+    store.put([agent, source, claim, other])
+    assert [r.id for r in store.find("agent", key=agent.key)] == [agent.id]
+    assert [r.id for r in store.find("claim", source=source.id)] == sorted([claim.id, other.id])
+    with pytest.raises(InvalidRecord, match="cannot filter claim"):
+        store.find("claim", body="x")
+
+
+def test_exists_and_get_many_answer_for_ids_of_any_kind(store):
+    batch = small_graph()
+    store.put(batch)
+    missing = "claim:" + "f" * 64
+    ids = [r.id for r in batch] + [missing]
+    assert store.exists(ids) == {r.id for r in batch}
+    assert set(store.get_many(ids)) == {r.id for r in batch}
+    assert store.get(missing) is None
+
+
+def test_a_stored_node_altered_behind_gafs_back_is_detected_on_read(store):
+    agent, source, claim, _ = small_graph()
+    store.put([agent, source, claim])
+    body = json.loads(claim.body) | {"scope": "edited in place"}
+    forged = json.dumps(body)
+    store._write(lambda tx: tx.run("MATCH (n:Claim {id: $id}) SET n.body = $b", {"id": claim.id, "b": forged}) and None)
+    with pytest.raises(InvalidRecord, match="does not match the content"):
+        store.get(claim.id)
+
+
+def test_the_same_records_get_the_same_ids_on_both_stores(ladybug_store, neo4j_store):
+    batch = small_graph("both")
+    ladybug_store.put(batch)
+    neo4j_store.put(batch)
+    assert sorted(ladybug_store.ids("claim")) == sorted(neo4j_store.ids("claim"))
+    assert ladybug_store.counts() == neo4j_store.counts()
+
+
+def test_agents_with_the_same_key_but_other_content_are_distinct_records(store):
+    a = Agent(key="k", name="one", agent_type="person")
+    b = Agent(key="k", name="two", agent_type="person")
+    store.put([a, b])
+    assert len(store.find("agent", key="k")) == 2
