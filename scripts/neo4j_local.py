@@ -93,9 +93,14 @@ def log(message: str) -> None:
 
 
 def fetched_version() -> str | None:
-    """The version whose jars are complete in lib/, or None."""
+    """The version whose jars are complete in lib/, or None.
+
+    A version dropped from VERSIONS counts as absent, so editing VERSIONS is
+    enough to move every checkout to a new release.
+    """
     if LIB_MARKER.is_file() and any(LIB.glob("neo4j-*.jar")):
-        return LIB_MARKER.read_text().strip() or None
+        version = LIB_MARKER.read_text().strip()
+        return version if version in VERSIONS else None
     return None
 
 
@@ -202,7 +207,8 @@ def password() -> str:
         if wanted and wanted != stored:
             raise Neo4jLocalError(
                 f"NEO4J_PASSWORD differs from the password this server was set up with "
-                f"({PASSWORD_FILE}); unset NEO4J_PASSWORD, or delete {HOME} to start afresh")
+                f"({PASSWORD_FILE}); unset NEO4J_PASSWORD, or stop the server and delete "
+                f"{DATA} and {PASSWORD_FILE} to start afresh")
         return stored
     if wanted is not None and len(wanted) < 8:
         raise Neo4jLocalError("NEO4J_PASSWORD must be at least 8 characters (Neo4j's minimum)")
@@ -229,10 +235,16 @@ def set_initial_password(java: str, secret: str) -> None:
 
 
 def classpath() -> str:
+    """conf/ before lib/, as the stock launcher has it."""
     return f"{CONF}/*:{LIB}/*"
 
 
 # --- process ----------------------------------------------------------------
+
+
+# Servers this Python process launched, kept so that an importer (e.g. a test
+# session) can reap them and Python does not warn that they still run.
+_LAUNCHED: dict[int, subprocess.Popen] = {}
 
 
 def _read_int(path: Path) -> int | None:
@@ -247,10 +259,10 @@ def _is_our_server(pid: int) -> bool:
 
     Checking the command line guards against a recycled pid.
     """
-    try:
-        os.waitpid(pid, os.WNOHANG)  # reap it if this process started it and it died
-    except ChildProcessError:
-        pass
+    child = _LAUNCHED.get(pid)
+    if child and child.poll() is not None:  # reaps it, so it is no zombie
+        del _LAUNCHED[pid]
+        return False
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
@@ -284,6 +296,7 @@ def launch(java: str, port: int) -> int:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out,
                                    stderr=subprocess.STDOUT, cwd=HOME,
                                    start_new_session=True)
+    _LAUNCHED[process.pid] = process
     PID_FILE.write_text(f"{process.pid}\n")
     PORT_FILE.write_text(f"{port}\n")
     return process.pid
@@ -316,26 +329,23 @@ def answers(uri: str, secret: str) -> bool:
             records, _, _ = driver.execute_query("RETURN 1 AS one")
             return records[0]["one"] == 1
     except neo4j.exceptions.AuthError as err:
-        raise Neo4jLocalError(f"Neo4j at {uri} refused the password in {PASSWORD_FILE}: {err}") from err
+        raise Neo4jLocalError(f"Neo4j at {uri} refused the password in {PASSWORD_FILE} ({err}); "
+                              f"if the data predates that file, delete {DATA}") from err
     except (neo4j.exceptions.DriverError, neo4j.exceptions.Neo4jError, OSError):
         return False
 
 
 def wait_ready(pid: int, uri: str, secret: str) -> float:
-    """Poll until RETURN 1 answers; return seconds taken.  Stops the server on failure."""
+    """Poll until RETURN 1 answers; return seconds taken."""
     started = time.monotonic()
     while time.monotonic() - started < READY_TIMEOUT_S:
         if not _is_our_server(pid):
             raise Neo4jLocalError(f"Neo4j (pid {pid}) exited during startup\n{log_tails()}")
-        try:
-            if answers(uri, secret):
-                return time.monotonic() - started
-        except Neo4jLocalError:
-            stop()
-            raise
+        if answers(uri, secret):
+            return time.monotonic() - started
         time.sleep(1)
-    stop()
-    raise Neo4jLocalError(f"Neo4j did not answer RETURN 1 within {READY_TIMEOUT_S} s\n{log_tails()}")
+    raise Neo4jLocalError(
+        f"Neo4j did not answer RETURN 1 within {READY_TIMEOUT_S} s\n{log_tails()}")
 
 
 def log_tails(lines: int = 50) -> str:
@@ -376,7 +386,11 @@ def start() -> dict:
     set_initial_password(java, secret)
     info = _info(launch(java, port), port)
     log(f"starting Neo4j {version} on {info['uri']} (pid {info['pid']})…")
-    seconds = wait_ready(info["pid"], info["uri"], secret)
+    try:
+        seconds = wait_ready(info["pid"], info["uri"], secret)
+    except Neo4jLocalError:
+        stop()  # leave no half-started server behind
+        raise
     log(f"Neo4j answered RETURN 1 after {seconds:.1f} s")
     return info
 
