@@ -26,6 +26,7 @@ from pydantic import Field, PositiveInt, PrivateAttr, ValidationError, model_val
 
 from gaf.canonical import canonical_json, digest, kind_of
 from gaf.errors import IdMismatch, InvalidRecord, PayloadTooLarge, UnknownKind
+from gaf.rules import DerivationRule
 from gaf.types import Instant, Interval, Key, Ref, Scalar, Text, Value
 
 #: Default largest canonical record, in bytes (override with GAF_MAX_RECORD_BYTES).
@@ -332,8 +333,9 @@ class CompletenessDeclaration(Record):
     """Source S is complete for subject pattern X, predicate P, interval T, as of C.
 
     Only inside such a scope may "no claim found" count as false; everywhere else
-    absence is unknown (Reiter's closed world, scoped). A subject pattern is an
-    exact subject, or a prefix ending in ``*``.
+    absence is unknown (Reiter's closed world, scoped). A pattern is an exact
+    value, a prefix ending in ``*``, or ``*`` alone; ``object`` narrows the scope
+    to statements about one object (e.g. credits to one account).
     """
 
     kind: Literal["completeness"] = "completeness"
@@ -341,13 +343,37 @@ class CompletenessDeclaration(Record):
     REFS: ClassVar = {"source": ("COMPLETE_SOURCE", ("source",))}
 
     source: Ref
-    subject: Key
+    subject: Key = "*"
     predicate: Key
+    object: Key = "*"
     valid: Interval
     as_of: Instant
 
+    def covers(self, predicate: str, subject: Any, obj: Any) -> bool:
+        """Whether a pattern (None: any value) falls inside this declaration's scope."""
+        return (
+            predicate == self.predicate
+            and _pattern_covers(self.subject, subject)
+            and _pattern_covers(self.object, obj)
+        )
+
+
+def _pattern_covers(pattern: str, value: Any) -> bool:
+    if pattern == "*":
+        return True
+    if value is None or not isinstance(value, str):
+        return False
+    return value.startswith(pattern[:-1]) if pattern.endswith("*") else value == pattern
+
+
+def matches_pattern(pattern: str, value: str) -> bool:
+    """Whether a subject matches an exact, prefix* or * pattern."""
+    return _pattern_covers(pattern, value)
+
 
 class AbsenceMeaning(StrEnum):
+    """What "no claim found" means for a predicate inside a declared complete scope."""
+
     false = "false"
     unknown = "unknown"
 
@@ -356,9 +382,8 @@ class TrustRule(Value):
     """Which source may establish which predicates, and whether it is authoritative."""
 
     source: Ref
-    predicates: list[Key]
+    predicates: list[Key] = Field(min_length=1)
     authoritative: bool = False
-    party_to: list[Key] = []
 
 
 class ConflictStrategy(StrEnum):
@@ -368,11 +393,23 @@ class ConflictStrategy(StrEnum):
 
 
 class ConflictPolicy(Value):
-    strategy: ConflictStrategy = ConflictStrategy.unknown
-    corroboration: PositiveInt = 2
+    """How affirming and denying evidence is weighed, and how much is enough."""
+
+    strategy: ConflictStrategy = ConflictStrategy.authoritative_wins
+    #: independent (distinct) trusted sources needed when none is authoritative
+    corroboration: PositiveInt = 1
+
+
+class EvaluationRule(Value):
+    """A per-predicate override of the conflict policy."""
+
+    predicates: list[Key] = Field(min_length=1)
+    conflict: ConflictPolicy
 
 
 class Scope(Value):
+    """Which subjects (exact, prefix*, or *) and which valid-time period a question covers."""
+
     subjects: list[Key] = []
     period: Interval | None = None
 
@@ -380,32 +417,43 @@ class Scope(Value):
 class Projection(Record):
     """A versioned projection policy for one kind of question (SPEC.md §3).
 
-    A published name@version never changes; a revision is a new version.
+    It fixes how claims become the premises of a decision: which sources may
+    establish what, how conflicts are settled, where absence means false, and
+    which derivation rules apply. A published name@version never changes; a
+    revision is a new version, and the old one stays readable.
     """
 
     kind: Literal["projection"] = "projection"
     LABEL: ClassVar[str] = "Projection"
     IMPLIED_RELS: ClassVar = {"DECLARES": ("completeness",)}
+    REFS: ClassVar = {"parties": ("NAMES_PARTY", ("agent",)), "revises": ("REVISES", ("projection",))}
 
     name: Key
     version: PositiveInt
     question: Text
     purpose: Text = ""
-    cutoff: Instant
+    cutoff: Instant | None = None
     scope: Scope = Scope()
     completeness: list[CompletenessDeclaration] = []
     absence: dict[str, AbsenceMeaning] = {}
     trust: list[TrustRule] = []
+    parties: list[Ref] = []
+    conclusions: list[Key] = []
     conflict: ConflictPolicy = ConflictPolicy()
-    evaluation_rules: list[dict[str, Any]] = []
-    derivation_rules: list[dict[str, Any]] = []
+    evaluation_rules: list[EvaluationRule] = []
+    derivation_rules: list[DerivationRule] = []
     implementation: Key = "gaf-projection/1"
+    revises: Ref | None = None
 
     def implied(self) -> list[Record]:
         return list(self.completeness)
 
     def extra_edges(self) -> list[tuple[str, str]]:
         return [("DECLARES", c.id) for c in self.completeness]
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
 
 
 class Outcome(StrEnum):

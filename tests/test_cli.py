@@ -78,3 +78,8 @@ def test_every_command_has_help_with_examples():
     for command in ("init", "schema", "ingest", "show", "list", "stats"):
         result = runner.invoke(app, [command, "--help"])
         assert result.exit_code == 0 and "Examples" in result.stdout, command
+
+
+def test_a_store_uri_of_another_scheme_is_refused():
+    result = runner.invoke(app, ["stats", "--store", "http://localhost:7474"])
+    assert result.exit_code == 3 and "unsupported store URI" in result.stderr

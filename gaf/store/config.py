@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from gaf.errors import StoreUnavailable
 from gaf.store.base import GafStore
 
 #: The embedded store a new user gets without configuring anything.
@@ -24,6 +25,11 @@ def open_store(target: str | None = None, *, read_only: bool = False) -> GafStor
         from gaf.store.neo4j import Neo4jStore
 
         return Neo4jStore(where)
+    if "://" in where:
+        raise StoreUnavailable(
+            f"unsupported store URI {where!r}",
+            hint="use neo4j://, neo4j+s://, bolt:// or bolt+s:// for Neo4j, or a path for the embedded store",
+        )
     from gaf.store.ladybug import LadybugStore
 
     return LadybugStore(where, read_only=read_only)

@@ -48,6 +48,7 @@ class Neo4jStore(GafStore):
         database: str | None = None,
     ):
         self.location = uri
+        self._schema_checked = False
         self.database = database or os.environ.get("NEO4J_DATABASE") or "neo4j"
         user = user or os.environ.get("NEO4J_USER") or os.environ.get("NEO4J_USERNAME") or "neo4j"
         password = password if password is not None else os.environ.get("NEO4J_PASSWORD", "")
@@ -89,11 +90,30 @@ class Neo4jStore(GafStore):
             for statement in statements:
                 session.run(statement).consume()
             session.run("CALL db.awaitIndexes(300)").consume()
+        self._schema_checked = True
 
     def _session(self, access: str = neo4j.WRITE_ACCESS) -> neo4j.Session:
         return self._driver.session(database=self.database, default_access_mode=access)
 
+    def _ensure_schema(self) -> None:
+        """Declare the schema before the first write of this process if it is missing.
+
+        Without the constraints two writers could create the same id twice; one
+        cheap query per process makes sure they are there.
+        """
+        if self._schema_checked:
+            return
+        expected = len(graph_schema().nodes)
+        with self._session(neo4j.READ_ACCESS) as session:
+            found = session.run(
+                "SHOW CONSTRAINTS YIELD name WHERE name STARTS WITH 'gaf_' RETURN count(*) AS n"
+            ).single()["n"]
+        if found < expected:
+            self.init()
+        self._schema_checked = True
+
     def _write(self, work: Callable[[Tx], WriteReport]) -> WriteReport:
+        self._ensure_schema()
         with self._session() as session:
             for attempt in range(CONSTRAINT_RETRIES):
                 try:

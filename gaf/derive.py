@@ -1,0 +1,366 @@
+"""Three-valued, stratified, semi-naive evaluation of derivation rules.
+
+Pure: it reads a fact base and returns what the rules conclude, writing nothing.
+Truth is Kleene's: TRUE, FALSE or UNKNOWN. A premise that is unresolved makes the
+conclusion unknown rather than false; a ``not`` over claims is true only where the
+fact base says the scope is closed (a completeness declaration), and unknown
+elsewhere; a ``not`` over another rule's conclusion negates what that rule derived,
+which is complete once the lower stratum is done.
+
+Every conclusion keeps each of its justifications — rule, body, bindings, the
+premises that held, the closed scopes whose absence it relied on — so a fact with
+two independent supports survives the loss of one. A justification only cites
+premises established in an earlier round, so the proof objects form a DAG even
+when the rules are recursive.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any, Literal, Protocol
+
+from gaf.rules import Atom, Compare, DerivationRule, Not, RuleRef, Term, check_rules, is_var, is_wild, resolve
+
+
+class Truth(IntEnum):
+    """Kleene's three truth values, ordered so that AND is min and OR is max."""
+
+    FALSE = 0
+    UNKNOWN = 1
+    TRUE = 2
+
+    def negate(self) -> Truth:
+        return Truth(2 - self)
+
+
+#: A ground atom: (predicate, subject, object-or-value or None).
+Ground = tuple[str, Any, Any]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What the fact base holds for one ground atom, and the record that says so."""
+
+    ground: Ground
+    truth: Truth
+    evidence: str | None = None
+
+
+class FactBase(Protocol):
+    """The facts rules read: accepted, rejected and unknown propositions, and closed scopes."""
+
+    def match(self, predicate: str, subject: Any, obj: Any) -> list[Entry]:
+        """Entries for a predicate whose subject/object equal the given ones (None: any)."""
+        ...
+
+    def closed(self, predicate: str, subject: Any, obj: Any) -> str | None:
+        """The id of a completeness declaration that closes this pattern, if any."""
+        ...
+
+
+@dataclass(frozen=True)
+class Premise:
+    """One atom a justification used, with its truth and where it came from."""
+
+    ground: Ground
+    truth: Truth
+    derived: bool
+    evidence: str | None
+
+
+@dataclass
+class Justification:
+    """One way a conclusion was reached: the proof object of a derivation."""
+
+    rule: str
+    body: int
+    bindings: tuple[tuple[str, Any], ...]
+    truth: Truth
+    confidence: float
+    premises: tuple[Premise, ...]
+    negatives: tuple[str, ...]
+    unresolved: tuple[Ground, ...]
+    round: int = 0
+
+    @property
+    def key(self) -> tuple:
+        return (self.rule, self.body, self.bindings)
+
+
+@dataclass
+class Derived:
+    """A conclusion: its truth (the best of its justifications) and every justification."""
+
+    ground: Ground
+    truth: Truth = Truth.FALSE
+    justifications: dict[tuple, Justification] = field(default_factory=dict)
+
+
+@dataclass
+class Conclusions:
+    """What a rule set concluded over a fact base."""
+
+    derived: dict[Ground, Derived]
+    open_predicates: set[str]
+    rounds: int
+    #: patterns that stopped a body because nothing was known and the scope was open
+    dead_ends: list[tuple[str, Atom, dict[str, Any]]]
+
+    def truth(self, ground: Ground) -> Truth:
+        d = self.derived.get(ground)
+        return d.truth if d else Truth.FALSE
+
+
+Mode = Literal["semi-naive", "naive"]
+
+
+def evaluate_rules(rules: Sequence[DerivationRule], facts: FactBase, *, mode: Mode = "semi-naive") -> Conclusions:
+    """Evaluate the rules stratum by stratum to a fixpoint over ``facts``."""
+    strata = check_rules(rules)
+    by_ref = {r.ref: r for r in rules}
+    state = _State(facts=facts, by_ref=by_ref, derived={}, idb={r.head.predicate for r in rules})
+    for stratum in strata:
+        state.current = {r.head.predicate for r in stratum}
+        _fixpoint(state, stratum, mode)
+        state.done |= state.current
+    return Conclusions(state.derived, state.open, state.rounds, state.dead_ends)
+
+
+@dataclass
+class _State:
+    facts: FactBase
+    by_ref: dict[str, DerivationRule]
+    derived: dict[Ground, Derived]
+    idb: set[str]
+    current: set[str] = field(default_factory=set)
+    done: set[str] = field(default_factory=set)
+    open: set[str] = field(default_factory=set)
+    rounds: int = 0
+    dead_ends: list = field(default_factory=list)
+    #: derived grounds by predicate, for matching
+    index: dict[str, dict[Ground, Derived]] = field(default_factory=lambda: defaultdict(dict))
+
+
+def _fixpoint(state: _State, stratum: list[DerivationRule], mode: Mode) -> None:
+    delta: set[Ground] | None = None  # None: the first round sees everything
+    while True:
+        state.rounds += 1
+        changed: set[Ground] = set()
+        for r in stratum:
+            for number, b in enumerate(r.bodies):
+                for restrict in _restrictions(state, b.when, delta, mode):
+                    for j in _solve(state, r, number, restrict):
+                        if _record(state, r, j):
+                            changed.add(_ground(r.head, dict(j.bindings)))
+        if not changed:
+            return
+        delta = changed
+
+
+def _restrictions(state: _State, clauses: list, delta: set[Ground] | None, mode: Mode) -> Iterator[tuple[int, set[Ground]] | None]:
+    """Which body position must match the last round's new facts (semi-naive)."""
+    if delta is None or mode == "naive":
+        yield None
+        return
+    for position, clause in enumerate(clauses):
+        if isinstance(clause, (Atom, RuleRef)) and resolve(clause, state.by_ref).predicate in state.current:
+            yield (position, delta)
+
+
+def _record(state: _State, r: DerivationRule, j: Justification) -> bool:
+    ground = _ground(r.head, dict(j.bindings))
+    d = state.derived.get(ground)
+    if d is None:
+        d = state.derived[ground] = Derived(ground)
+        state.index[ground[0]][ground] = d
+    if j.key in d.justifications and d.justifications[j.key].truth >= j.truth:
+        return False
+    j.round = state.rounds
+    d.justifications[j.key] = j
+    before = d.truth
+    d.truth = max(d.truth, j.truth)
+    return d.truth != before or j.truth == Truth.TRUE
+
+
+def _ground(a: Atom, binding: dict[str, Any]) -> Ground:
+    return (a.predicate, _value(a.subject, binding), _value(a.object, binding) if a.object is not None else None)
+
+
+def _value(term: Term | None, binding: dict[str, Any]) -> Any:
+    if is_var(term):
+        return binding.get(term)  # type: ignore[arg-type]
+    return None if is_wild(term) else term
+
+
+def _bound(term: Term | None, binding: dict[str, Any]) -> bool:
+    return term is not None and not is_wild(term) and (not is_var(term) or term in binding)
+
+
+@dataclass
+class _Branch:
+    binding: dict[str, Any]
+    truth: Truth
+    premises: list[Premise]
+    negatives: list[str]
+    unresolved: list[Ground]
+
+
+def _solve(state: _State, r: DerivationRule, number: int, restrict: tuple[int, set[Ground]] | None) -> Iterator[Justification]:
+    b = r.bodies[number]
+    start = _Branch({}, Truth.TRUE, [], [], [])
+    for branch in _clauses(state, r, b.when, 0, start, restrict):
+        bindings = tuple(sorted(branch.binding.items()))
+        confidence = b.confidence * min(
+            (_confidence(state, p.ground) for p in branch.premises if p.derived), default=1.0
+        )
+        yield Justification(
+            rule=r.ref,
+            body=number,
+            bindings=bindings,
+            truth=branch.truth,
+            confidence=round(confidence, 12),
+            premises=tuple(branch.premises),
+            negatives=tuple(sorted(set(branch.negatives))),
+            unresolved=tuple(sorted(set(branch.unresolved), key=repr)),
+        )
+
+
+def _confidence(state: _State, ground: Ground) -> float:
+    d = state.derived.get(ground)
+    if d is None:
+        return 1.0
+    return max((j.confidence for j in d.justifications.values() if j.truth == d.truth), default=1.0)
+
+
+def _clauses(state: _State, r: DerivationRule, clauses: list, i: int, branch: _Branch, restrict) -> Iterator[_Branch]:
+    if i == len(clauses):
+        yield branch
+        return
+    clause = clauses[i]
+    if isinstance(clause, Compare):
+        if _compare(clause, branch.binding):
+            yield from _clauses(state, r, clauses, i + 1, branch, restrict)
+        return
+    if isinstance(clause, Not):
+        yield from _negation(state, r, clauses, i, branch, restrict)
+        return
+    a = resolve(clause, state.by_ref)
+    only = restrict[1] if restrict is not None and restrict[0] == i else None
+    entries = _entries(state, a, branch.binding, only)
+    usable = [e for e in entries if e.truth != Truth.FALSE]
+    for e in usable:
+        binding = _unify(a, e.ground, branch.binding)
+        if binding is None:
+            continue
+        derived = a.predicate in state.idb
+        yield from _clauses(
+            state, r, clauses, i + 1,
+            _Branch(binding, min(branch.truth, e.truth), [*branch.premises, Premise(e.ground, e.truth, derived, e.evidence)],
+                    branch.negatives, branch.unresolved),
+            restrict,
+        )  # fmt: skip
+    if usable or entries or only is not None:
+        return  # matched, or explicitly false, or this pass only looks at new facts
+    # Nothing is known about this atom: false inside a closed scope, else unknown.
+    if _absence(state, a, branch.binding) is not None:
+        return
+    if a.vars() - branch.binding.keys():
+        _dead_end(state, r, a, branch.binding)
+        return
+    ground = _ground(a, branch.binding)
+    yield from _clauses(
+        state, r, clauses, i + 1,
+        _Branch(branch.binding, min(branch.truth, Truth.UNKNOWN), branch.premises, branch.negatives, [*branch.unresolved, ground]),
+        restrict,
+    )  # fmt: skip
+
+
+def _negation(state: _State, r: DerivationRule, clauses: list, i: int, branch: _Branch, restrict) -> Iterator[_Branch]:
+    a = resolve(clauses[i].not_, state.by_ref)
+    entries = _entries(state, a, branch.binding, None)
+    premises, negatives, unresolved = branch.premises, branch.negatives, branch.unresolved
+    derived = a.predicate in state.idb
+    if not entries:
+        closed = _absence(state, a, branch.binding)
+        if closed is None:  # nothing known and the scope is open
+            inner = Truth.UNKNOWN
+            unresolved = [*unresolved, _ground(a, branch.binding)]
+        else:
+            inner = Truth.FALSE
+            if closed:  # the completeness declaration this conclusion rests on
+                negatives = [*negatives, closed]
+    else:
+        inner = max(e.truth for e in entries)
+        if inner == Truth.FALSE:  # explicitly denied or rejected: not the same as absent
+            premises = [*premises, *(Premise(e.ground, e.truth, derived, e.evidence) for e in entries)]
+        elif inner == Truth.UNKNOWN:
+            unresolved = [*unresolved, *(e.ground for e in entries if e.truth == Truth.UNKNOWN)]
+    value = inner.negate()
+    if value == Truth.FALSE:
+        return
+    yield from _clauses(state, r, clauses, i + 1, _Branch(branch.binding, min(branch.truth, value), premises, negatives, unresolved), restrict)
+
+
+def _absence(state: _State, a: Atom, binding: dict[str, Any]) -> str | None:
+    """Why absence means false here: a declaration id, "" when the rules settle it, None when unknown.
+
+    A derived predicate is defined completely by its rules once its stratum is
+    done — unless some body stopped on an open pattern it could not bind, which
+    leaves the predicate open. Inside the stratum being computed, a missing
+    conclusion is simply not derived yet.
+    """
+    if a.predicate in state.idb:
+        if a.predicate in state.current or a.predicate not in state.open:
+            return ""
+        return None
+    subject = _value(a.subject, binding) if _bound(a.subject, binding) else None
+    obj = _value(a.object, binding) if _bound(a.object, binding) else None
+    return state.facts.closed(a.predicate, subject, obj)
+
+
+def _dead_end(state: _State, r: DerivationRule, a: Atom, binding: dict[str, Any]) -> None:
+    """A body stopped on an open pattern it could not bind: its head may be unknown."""
+    state.dead_ends.append((r.ref, a, dict(binding)))
+    state.open.add(r.head.predicate)
+
+
+def _entries(state: _State, a: Atom, binding: dict[str, Any], only: set[Ground] | None) -> list[Entry]:
+    subject = _value(a.subject, binding) if _bound(a.subject, binding) else None
+    obj = _value(a.object, binding) if _bound(a.object, binding) else None
+    if a.predicate not in state.idb:
+        return state.facts.match(a.predicate, subject, obj)
+    out = []
+    for ground, d in state.index.get(a.predicate, {}).items():
+        if only is not None and ground not in only:
+            continue
+        if (subject is None or ground[1] == subject) and (obj is None or ground[2] == obj):
+            out.append(Entry(ground, d.truth))
+    return out
+
+
+def _unify(a: Atom, ground: Ground, binding: dict[str, Any]) -> dict[str, Any] | None:
+    out = dict(binding)
+    for term, value in ((a.subject, ground[1]), (a.object, ground[2])):
+        if term is None or is_wild(term):
+            continue
+        if is_var(term):
+            if term in out and out[term] != value:
+                return None
+            out[term] = value
+        elif term != value:
+            return None
+    return out
+
+
+def _compare(c: Compare, binding: dict[str, Any]) -> bool:
+    left, right = _value(c.left, binding), _value(c.right, binding)
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (left, right))
+    if c.op in ("==", "!="):
+        same = left == right and (numeric or type(left) is type(right))
+        return same if c.op == "==" else not same
+    if not numeric and not (isinstance(left, str) and isinstance(right, str)):
+        return False
+    return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}[c.op]

@@ -1,0 +1,595 @@
+"""Projection: from open claims to the premises of one decision.
+
+Building the premises of a decision is a declared procedure, distinct from
+judging them. A projection policy (a ``Projection`` record) says which sources
+may establish which predicates, how conflicts are settled, where the absence of a
+claim counts as false, and which derivation rules apply. ``evaluate`` applies it
+to the claims in the question's cone and returns evaluations and candidate facts,
+each with its evidence; it writes nothing. ``accept`` writes what a reviewer
+accepted, with a decision-log entry, in one transaction; ``project`` does both
+under a review policy and returns the GAF snapshot.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from gaf.derive import Conclusions, Entry, Ground, Justification, Truth, evaluate_rules
+from gaf.errors import GafError, InvalidRecord
+from gaf.records import (
+    GAF,
+    AbsenceMeaning,
+    AcceptedFact,
+    Claim,
+    ConflictPolicy,
+    ConflictStrategy,
+    Decision,
+    Derivation,
+    Evaluation,
+    Outcome,
+    Polarity,
+    Projection,
+    Proposition,
+    Record,
+    matches_pattern,
+)
+from gaf.rules import Atom, Not, RuleRef, check_rules, resolve
+from gaf.store.base import GafStore, Mode, WriteReport
+from gaf.types import format_instant
+
+# ---------------------------------------------------------------------- the cone
+
+
+def cone_predicates(policy: Projection) -> set[str]:
+    """Every predicate the policy can read: those sources may establish, and those rules mention."""
+    preds = {p for t in policy.trust for p in t.predicates} | set(policy.conclusions)
+    by_ref = {r.ref: r for r in policy.derivation_rules}
+    for r in policy.derivation_rules:
+        for b in r.bodies:
+            for clause in b.when:
+                inner = clause.not_ if isinstance(clause, Not) else clause
+                if isinstance(inner, (Atom, RuleRef)):
+                    preds.add(resolve(inner, by_ref).predicate)
+    return preds - {r.head.predicate for r in policy.derivation_rules} | set(policy.conclusions)
+
+
+# Claims stating a proposition with one of these predicates about one exact subject,
+# recorded by a cut-off (ASSERTS and DENIES are asked separately: portable Cypher).
+_CONE_EXACT = {
+    rel: "UNWIND $subjects AS s MATCH (p:Proposition {subject: s}) WHERE p.predicate IN $predicates "
+    f"MATCH (c:Claim)-[:{rel}]->(p) WHERE c.recorded_at <= $cutoff RETURN DISTINCT c.id AS id, c.body AS body"
+    for rel in ("ASSERTS", "DENIES")
+}
+# The same for subjects that start with a prefix.
+_CONE_PREFIX = {
+    rel: "UNWIND $prefixes AS s MATCH (p:Proposition) WHERE p.subject STARTS WITH s AND p.predicate IN $predicates "
+    f"MATCH (c:Claim)-[:{rel}]->(p) WHERE c.recorded_at <= $cutoff RETURN DISTINCT c.id AS id, c.body AS body"
+    for rel in ("ASSERTS", "DENIES")
+}
+
+
+def cone_claims(store: GafStore, policy: Projection, as_of: datetime) -> list[Claim]:
+    """The claims recorded by the cut-off that state something in the question's cone, by id."""
+    from gaf.records import parse_body
+
+    cutoff = format_instant(min(as_of, policy.cutoff) if policy.cutoff else as_of)
+    predicates = sorted(cone_predicates(policy))
+    patterns = policy.scope.subjects or ["*"]
+    exact = sorted(p for p in patterns if not p.endswith("*"))
+    prefixes = sorted(p[:-1] for p in patterns if p.endswith("*"))
+    found: dict[str, Claim] = {}
+    for rel in ("ASSERTS", "DENIES"):
+        rows = []
+        if exact:
+            rows += store.read(_CONE_EXACT[rel], {"subjects": exact, "predicates": predicates, "cutoff": cutoff})
+        if prefixes:
+            rows += store.read(_CONE_PREFIX[rel], {"prefixes": prefixes, "predicates": predicates, "cutoff": cutoff})
+        for row in rows:
+            if row["id"] not in found:
+                found[row["id"]] = parse_body(row["body"], row["id"])  # type: ignore[assignment]
+    return [found[k] for k in sorted(found)]
+
+
+def in_cone(policy: Projection, predicates: set[str], subject: str, predicate: str) -> bool:
+    return predicate in predicates and any(matches_pattern(p, subject) for p in policy.scope.subjects or ["*"])
+
+
+# ---------------------------------------------------------------------- evaluating claims
+
+
+def evaluate_claims(policy: Projection, claims: Iterable[Claim]) -> list[Evaluation]:
+    """One evaluation per proposition in the cone: accepted, rejected or unknown, and why.
+
+    Relational: a claim is weighed per proposition, so one claim can support one
+    proposition and refute another, or be evidence for a date and not for a purpose.
+    """
+    predicates = cone_predicates(policy)
+    stated: dict[str, tuple[Proposition, list[tuple[Claim, Polarity]]]] = {}
+    for claim in sorted(claims, key=lambda c: c.id):
+        for st in claim.statements:
+            if not in_cone(policy, predicates, st.subject, st.predicate):
+                continue
+            prop = st.proposition()
+            stated.setdefault(prop.id, (prop, []))[1].append((claim, st.polarity))
+    return [_evaluate(policy, prop, said) for _, (prop, said) in sorted(stated.items())]
+
+
+def _evaluate(policy: Projection, prop: Proposition, said: list[tuple[Claim, Polarity]]) -> Evaluation:
+    trusted = {(t.source, p): t for t in policy.trust for p in t.predicates}
+    conflict = _conflict_for(policy, prop.predicate)
+    counted: dict[Polarity, list[Claim]] = {Polarity.affirmed: [], Polarity.denied: []}
+    notes: list[str] = []
+    for claim, polarity in said:
+        rule = trusted.get((claim.source, prop.predicate))
+        if rule is None:
+            notes.append(f"{_short(claim.id)} ignored: its source may not establish {prop.predicate}")
+        elif prop.predicate in policy.conclusions and claim.observer in policy.parties:
+            notes.append(f"{_short(claim.id)} ignored: a party's statement of the conclusion is not evidence of it")
+        else:
+            counted[polarity].append(claim)
+    outcome, reason = _weigh(policy, conflict, counted)
+    return Evaluation(
+        proposition=prop.id,
+        projection=policy.id,
+        outcome=outcome,
+        reason="; ".join([reason, *notes]),
+        supporting=sorted(c.id for c in counted[Polarity.affirmed]),
+        refuting=sorted(c.id for c in counted[Polarity.denied]),
+    )
+
+
+def _conflict_for(policy: Projection, predicate: str) -> ConflictPolicy:
+    for rule in policy.evaluation_rules:
+        if predicate in rule.predicates:
+            return rule.conflict
+    return policy.conflict
+
+
+def _weigh(policy: Projection, conflict: ConflictPolicy, counted: dict[Polarity, list[Claim]]) -> tuple[Outcome, str]:
+    authoritative = {t.source for t in policy.trust if t.authoritative}
+    sides = {}
+    for polarity, claims in counted.items():
+        sources = {c.source for c in claims}
+        sides[polarity] = (bool(sources & authoritative), len(sources))
+    (a_auth, a_n), (d_auth, d_n) = sides[Polarity.affirmed], sides[Polarity.denied]
+    enough = conflict.corroboration
+    if not a_n and not d_n:
+        return Outcome.unknown, "no admissible evidence"
+    if a_n and not d_n:
+        if a_auth or a_n >= enough:
+            return Outcome.accepted, "established by an authoritative source" if a_auth else f"corroborated by {a_n} source(s)"
+        return Outcome.unknown, f"needs {enough} independent sources, has {a_n}"
+    if d_n and not a_n:
+        if d_auth or d_n >= enough:
+            return Outcome.rejected, "denied by an authoritative source" if d_auth else f"denied by {d_n} source(s)"
+        return Outcome.unknown, f"a denial needs {enough} independent sources, has {d_n}"
+    if conflict.strategy == ConflictStrategy.authoritative_wins and a_auth != d_auth:
+        return (Outcome.accepted, "conflict: the authoritative source affirms") if a_auth else (
+            Outcome.rejected, "conflict: the authoritative source denies")
+    if conflict.strategy == ConflictStrategy.corroboration and a_n != d_n and max(a_n, d_n) >= enough:
+        return (Outcome.accepted, f"conflict: {a_n} sources affirm, {d_n} deny") if a_n > d_n else (
+            Outcome.rejected, f"conflict: {d_n} sources deny, {a_n} affirm")
+    return Outcome.unknown, f"conflict left unresolved ({a_n} source(s) affirm, {d_n} deny)"
+
+
+def _short(record_id: str) -> str:
+    return record_id[: record_id.index(":") + 13]
+
+
+# ---------------------------------------------------------------------- the fact base rules read
+
+
+class _EvaluatedFacts:
+    """Evaluated propositions as a fact base, with the policy's closed scopes."""
+
+    def __init__(self, policy: Projection, evaluations: list[Evaluation], props: dict[str, Proposition], as_of: datetime):
+        self.policy = policy
+        self.as_of = as_of
+        self.by_pred: dict[str, list[Entry]] = defaultdict(list)
+        truth = {Outcome.accepted: Truth.TRUE, Outcome.rejected: Truth.FALSE, Outcome.unknown: Truth.UNKNOWN}
+        for ev in evaluations:
+            p = props[ev.proposition]
+            target = p.object if p.object is not None else p.value
+            self.by_pred[p.predicate].append(Entry((p.predicate, p.subject, target), truth[ev.outcome], ev.id))
+        trusted = {(t.source, p) for t in policy.trust for p in t.predicates}
+        self.declarations = [
+            d for d in sorted(policy.completeness, key=lambda d: d.id)
+            if (d.source, d.predicate) in trusted
+            and policy.absence.get(d.predicate, AbsenceMeaning.false) == AbsenceMeaning.false
+            and d.as_of <= as_of
+            and (policy.scope.period is None or d.valid.covers(policy.scope.period))
+        ]  # fmt: skip
+
+    def match(self, predicate: str, subject: Any, obj: Any) -> list[Entry]:
+        return [
+            e for e in self.by_pred.get(predicate, [])
+            if (subject is None or e.ground[1] == subject) and (obj is None or e.ground[2] == obj)
+        ]  # fmt: skip
+
+    def closed(self, predicate: str, subject: Any, obj: Any) -> str | None:
+        for d in self.declarations:
+            if d.covers(predicate, subject, obj):
+                return d.id
+        return None
+
+
+# ---------------------------------------------------------------------- candidates
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A fact the policy would admit, with the record that justifies it and its evidence."""
+
+    fact: AcceptedFact
+    proposition: Proposition
+    justification: Evaluation | Derivation
+    confidence: float
+    evidence: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return self.fact.id
+
+
+@dataclass
+class Evaluated:
+    """What a policy makes of the claims in a question's cone, before anyone accepts anything."""
+
+    policy: Projection
+    as_of: datetime
+    claims: list[Claim]
+    evaluations: list[Evaluation]
+    candidates: list[Candidate]
+    derivations: list[Derivation]
+    unresolved: list[Proposition]
+    rejected: list[Proposition]
+    propositions: dict[str, Proposition]
+    conclusions: Conclusions
+    #: candidate facts by proposition id (several when independently justified)
+    by_proposition: dict[str, list[Candidate]] = field(default_factory=dict)
+
+    def candidate(self, predicate: str, subject: str, obj: Any = None) -> list[Candidate]:
+        """The candidates for one proposition pattern (obj None: any)."""
+        return [
+            c for c in self.candidates
+            if c.proposition.predicate == predicate and c.proposition.subject == subject
+            and (obj is None or obj in (c.proposition.object, c.proposition.value))
+        ]  # fmt: skip
+
+    def why_not(self, predicate: str, subject: str, obj: Any = None) -> dict[str, Any]:
+        """Why a proposition is not an accepted candidate: its evaluation, or the atom a rule stopped on."""
+        ground: Ground = (predicate, subject, obj)
+        if self.candidate(predicate, subject, obj):
+            return {"proposition": _show(ground), "status": "accepted"}
+        out: dict[str, Any] = {"proposition": _show(ground), "status": "not derived", "reasons": []}
+        for ev in self.evaluations:
+            p = self.propositions[ev.proposition]
+            if (p.predicate, p.subject) == (predicate, subject) and obj in (None, p.object, p.value):
+                out["status"] = ev.outcome.value
+                out["reasons"].append({"evaluation": ev.id, "outcome": ev.outcome.value, "reason": ev.reason})
+        derived = self.conclusions.derived.get(ground)
+        if derived is not None:
+            out["status"] = "unknown" if derived.truth == Truth.UNKNOWN else out["status"]
+            for j in derived.justifications.values():
+                out["reasons"].append({
+                    "rule": j.rule, "body": j.body + 1, "truth": j.truth.name.lower(),
+                    "unresolved": [_show(u) for u in j.unresolved],
+                })  # fmt: skip
+        for rule_ref, a, binding in self.conclusions.dead_ends:
+            if any(r.ref == rule_ref and r.head.predicate == predicate for r in self.policy.derivation_rules):
+                out["reasons"].append({"rule": rule_ref, "stopped_at": str(a), "bindings": binding, "truth": "unknown"})
+        if not out["reasons"]:
+            out["reasons"].append({"reason": "no claim states it and no rule derives it"})
+        return out
+
+    def gaf(self, accepted: Iterable[str] | None = None) -> GAF:
+        """The snapshot of the accepted candidates (all of them when ``accepted`` is None)."""
+        chosen = self._chosen(accepted)
+        return GAF(
+            projection=self.policy.id,
+            facts=[c.fact.id for c in chosen],
+            derivations=[c.justification.id for c in chosen if isinstance(c.justification, Derivation)],
+            unresolved=[p.id for p in self.unresolved],
+            rejected=[p.id for p in self.rejected],
+        )
+
+    def _chosen(self, accepted: Iterable[str] | None) -> list[Candidate]:
+        if accepted is None:
+            return list(self.candidates)
+        wanted = set(accepted)
+        unknown = wanted - {c.id for c in self.candidates}
+        if unknown:
+            raise InvalidRecord(f"not candidates of this evaluation: {', '.join(sorted(unknown))}")
+        return [c for c in self.candidates if c.id in wanted]
+
+
+def evaluate(store: GafStore, policy: Projection, *, as_of: datetime) -> Evaluated:
+    """Evaluate a policy against the claims recorded by ``as_of``: writes nothing.
+
+    The same store contents, policy and ``as_of`` always give the same evaluations,
+    candidates and ids, whatever order the claims arrived in.
+    """
+    check_rules(policy.derivation_rules, known_predicates=cone_predicates(policy))
+    claims = cone_claims(store, policy, as_of)
+    return evaluate_over(policy, claims, as_of=as_of)
+
+
+def evaluate_over(policy: Projection, claims: Iterable[Claim], *, as_of: datetime) -> Evaluated:
+    """``evaluate`` over claims already in hand (e.g. an in-memory what-if copy)."""
+    cutoff = min(as_of, policy.cutoff) if policy.cutoff else as_of
+    claims = sorted((c for c in claims if c.recorded_at <= cutoff), key=lambda c: c.id)
+    evaluations = evaluate_claims(policy, claims)
+    props: dict[str, Proposition] = {}
+    for claim in claims:
+        for st in claim.statements:
+            p = st.proposition()
+            props[p.id] = p
+    facts = _EvaluatedFacts(policy, evaluations, props, as_of)
+    conclusions = evaluate_rules(policy.derivation_rules, facts)
+    return _candidates(policy, as_of, claims, evaluations, props, conclusions)
+
+
+def _candidates(
+    policy: Projection,
+    as_of: datetime,
+    claims: list[Claim],
+    evaluations: list[Evaluation],
+    props: dict[str, Proposition],
+    conclusions: Conclusions,
+) -> Evaluated:
+    by_ground: dict[Ground, list[Candidate]] = defaultdict(list)
+    derived_preds = {r.head.predicate for r in policy.derivation_rules}
+    for ev in evaluations:
+        p = props[ev.proposition]
+        if ev.outcome == Outcome.accepted and p.predicate not in derived_preds:
+            fact = AcceptedFact(proposition=p.id, justification=ev.id, projection=policy.id)
+            evidence = {"evaluation": ev.id, "reason": ev.reason, "claims": ev.supporting}
+            by_ground[_ground_of(p)].append(Candidate(fact, p, ev, 1.0, evidence))
+    derivations: list[Derivation] = []
+    unresolved: dict[str, Proposition] = {}
+    # Justifications in the order they were found: premises always come first.
+    ordered = sorted(
+        ((j, d.ground) for d in conclusions.derived.values() for j in d.justifications.values()),
+        key=lambda item: (item[0].round, item[0].rule, item[0].body, repr(item[0].bindings)),
+    )
+    for j, ground in ordered:
+        prop = _proposition(ground)
+        if j.truth == Truth.UNKNOWN:
+            unresolved[prop.id] = prop
+            for u in j.unresolved:
+                up = _proposition(u)
+                unresolved.setdefault(up.id, up)
+            continue
+        premises = _premise_facts(j, by_ground)
+        derivation = Derivation(
+            rule=f"{j.rule}#{j.body + 1}",
+            bindings={k.lstrip("?"): v for k, v in j.bindings},
+            premises=premises,
+            negative_premises=list(j.negatives),
+            conclusion=prop.id,
+            projection=policy.id,
+            confidence=j.confidence,
+        )
+        derivations.append(derivation)
+        fact = AcceptedFact(proposition=prop.id, justification=derivation.id, projection=policy.id)
+        evidence = {
+            "rule": j.rule, "body": j.body + 1, "bindings": dict(derivation.bindings),
+            "premises": [_evidence_of(p.ground, by_ground) for p in j.premises],
+            "relied_on_absence": list(j.negatives),
+        }  # fmt: skip
+        by_ground[ground].append(Candidate(fact, prop, derivation, j.confidence, evidence))
+        props[prop.id] = prop
+    accepted_props = {c.proposition.id for cs in by_ground.values() for c in cs}
+    for ev in evaluations:
+        if ev.outcome == Outcome.unknown and ev.proposition not in accepted_props:
+            unresolved.setdefault(ev.proposition, props[ev.proposition])
+    for pid in list(unresolved):
+        if pid in accepted_props:
+            del unresolved[pid]
+    for p in unresolved.values():
+        props.setdefault(p.id, p)
+    rejected = sorted(
+        (props[ev.proposition] for ev in evaluations if ev.outcome == Outcome.rejected), key=lambda p: p.id
+    )
+    candidates = sorted((c for cs in by_ground.values() for c in cs), key=lambda c: c.id)
+    by_prop: dict[str, list[Candidate]] = defaultdict(list)
+    for c in candidates:
+        by_prop[c.proposition.id].append(c)
+    return Evaluated(
+        policy=policy,
+        as_of=as_of,
+        claims=claims,
+        evaluations=evaluations,
+        candidates=candidates,
+        derivations=sorted(derivations, key=lambda d: d.id),
+        unresolved=sorted(unresolved.values(), key=lambda p: p.id),
+        rejected=rejected,
+        propositions=props,
+        conclusions=conclusions,
+        by_proposition=dict(by_prop),
+    )
+
+
+def _ground_of(p: Proposition) -> Ground:
+    return (p.predicate, p.subject, p.object if p.object is not None else p.value)
+
+
+def _proposition(ground: Ground) -> Proposition:
+    predicate, subject, target = ground
+    if target is None:
+        return Proposition(subject=subject, predicate=predicate)
+    if isinstance(target, str):
+        return Proposition(subject=subject, predicate=predicate, object=target)
+    return Proposition(subject=subject, predicate=predicate, value=target)
+
+
+def _premise_facts(j: Justification, by_ground: dict[Ground, list[Candidate]]) -> list[str]:
+    """The accepted-fact ids a justification rests on (rejections it relied on, by evaluation)."""
+    out: set[str] = set()
+    for p in j.premises:
+        if p.truth == Truth.FALSE:
+            out.add(p.evidence)  # an explicit rejection: the evaluation itself
+            continue
+        earlier = [c for c in by_ground.get(p.ground, []) if not isinstance(c.justification, Derivation)
+                   or _round_of(c) < j.round]  # fmt: skip
+        out.update(c.fact.id for c in earlier)
+    return sorted(out)
+
+
+def _round_of(c: Candidate) -> int:
+    return c.evidence.get("round", 0)
+
+
+def _evidence_of(ground: Ground, by_ground: dict[Ground, list[Candidate]]) -> dict[str, Any]:
+    return {"atom": _show(ground), "supports": [c.evidence for c in by_ground.get(ground, [])]}
+
+
+def _show(ground: Ground) -> str:
+    predicate, subject, target = ground
+    return f"{predicate}({subject})" if target is None else f"{predicate}({subject}, {target!r})"
+
+
+# ---------------------------------------------------------------------- review and acceptance
+
+
+@dataclass(frozen=True)
+class ReviewPolicy:
+    """Which candidates are accepted without a person: those at or above a confidence."""
+
+    auto_accept_at: float = 1.0
+
+    def split(self, evaluated: Evaluated) -> tuple[list[Candidate], list[Candidate]]:
+        """(accepted automatically, routed to a person), each by id."""
+        auto = [c for c in evaluated.candidates if c.confidence >= self.auto_accept_at]
+        auto_ids = {c.id for c in auto}
+        # A derived fact is only accepted with every premise it rests on.
+        changed = True
+        while changed:
+            changed = False
+            for c in list(auto):
+                needs = set(c.justification.premises) if isinstance(c.justification, Derivation) else set()
+                facts = {n for n in needs if n.startswith("fact:")}
+                if not facts <= auto_ids:
+                    auto.remove(c)
+                    auto_ids.discard(c.id)
+                    changed = True
+        routed = [c for c in evaluated.candidates if c.id not in auto_ids]
+        return auto, routed
+
+
+@dataclass
+class AcceptReport:
+    """What an acceptance wrote (or, in a dry run, would write)."""
+
+    decision: Decision
+    records: list[Record]
+    write: WriteReport
+    dry_run: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "decision": self.decision.id,
+            "dry_run": self.dry_run,
+            "would_write" if self.dry_run else "records": [r.id for r in self.records],
+            **({} if self.dry_run else self.write.to_dict()),
+        }
+
+
+def accept(
+    store: GafStore,
+    evaluated: Evaluated,
+    candidates: Iterable[Candidate | str],
+    *,
+    reviewer: str,
+    at: datetime,
+    reason: str,
+    refused: Iterable[str] = (),
+    atomic: bool = True,
+    dry_run: bool = False,
+    with_gaf: bool = False,
+) -> AcceptReport:
+    """Write accepted candidates, their evidence and a decision-log entry in one transaction.
+
+    Nothing enters the store except by a decision that names who, when and why.
+    In atomic mode one bad candidate (e.g. a derived fact whose premise is neither
+    accepted here nor stored) refuses the whole batch; ``dry_run`` writes nothing
+    and reports the records it would write.
+    """
+    by_id = {c.id: c for c in evaluated.candidates}
+    chosen: list[Candidate] = []
+    for c in candidates:
+        cid = c if isinstance(c, str) else c.id
+        if cid not in by_id:
+            raise InvalidRecord(f"{cid} is not a candidate of this evaluation", hint="evaluate again and accept its candidates")
+        chosen.append(by_id[cid])
+    chosen.sort(key=lambda c: c.id)
+    decision = Decision(
+        reviewer=reviewer, decided_at=at, reason=reason,
+        accepted=[c.id for c in chosen], refused=sorted(refused),
+    )  # fmt: skip
+    records = _records_for(evaluated, chosen)
+    if with_gaf:
+        records.append(evaluated.gaf([c.id for c in chosen]))
+    records.append(decision)
+    if dry_run:
+        present = store.exists(r.id for r in records)
+        return AcceptReport(decision, [r for r in records if r.id not in present], WriteReport(), True)
+    mode: Mode = "atomic" if atomic else "best_effort"
+    return AcceptReport(decision, records, store.put(records, mode=mode), False)
+
+
+def _records_for(evaluated: Evaluated, chosen: list[Candidate]) -> list[Record]:
+    """The policy, the propositions and evaluations behind the chosen facts, and the facts."""
+    out: dict[str, Record] = {evaluated.policy.id: evaluated.policy}
+    for ev in evaluated.evaluations:
+        out.setdefault(ev.proposition, evaluated.propositions[ev.proposition])
+        out.setdefault(ev.id, ev)
+    for p in evaluated.unresolved + evaluated.rejected:
+        out.setdefault(p.id, p)
+    for c in chosen:
+        out.setdefault(c.proposition.id, c.proposition)
+        out.setdefault(c.justification.id, c.justification)
+        out.setdefault(c.fact.id, c.fact)
+    return list(out.values())
+
+
+@dataclass
+class Projected:
+    """The result of ``project``: the evaluation, what was accepted, and the GAF."""
+
+    evaluated: Evaluated
+    gaf: GAF
+    accepted: list[Candidate]
+    routed: list[Candidate]
+    report: AcceptReport
+
+
+def project(
+    store: GafStore,
+    policy: Projection,
+    *,
+    as_of: datetime,
+    reviewer: str,
+    at: datetime,
+    review: ReviewPolicy = ReviewPolicy(),
+    reason: str = "accepted automatically under the review policy",
+) -> Projected:
+    """Evaluate, accept what the review policy allows, and write the GAF: one transaction.
+
+    Candidates below the review policy's confidence are routed to a person and
+    left out of this GAF; they are returned in ``routed``.
+    """
+    evaluated = evaluate(store, policy, as_of=as_of)
+    auto, routed = review.split(evaluated)
+    report = accept(store, evaluated, auto, reviewer=reviewer, at=at, reason=reason, with_gaf=True)
+    return Projected(evaluated, evaluated.gaf([c.id for c in auto]), auto, routed, report)
+
+
+class PolicyConflict(GafError):
+    """A published policy name@version given again with other content."""
+
+    exit_code = 2
