@@ -10,8 +10,8 @@ which is complete once the lower stratum is done.
 Every conclusion keeps each of its justifications — rule, body, bindings, the
 premises that held, the closed scopes whose absence it relied on — so a fact with
 two independent supports survives the loss of one. A justification only cites
-premises established in an earlier round, so the proof objects form a DAG even
-when the rules are recursive.
+premises found before it, so the proof objects form a DAG even when the rules
+are recursive.
 """
 
 from __future__ import annotations
@@ -83,7 +83,8 @@ class Justification:
     premises: tuple[Premise, ...]
     negatives: tuple[str, ...]
     unresolved: tuple[Ground, ...]
-    round: int = 0
+    #: when it was found: a justification only cites premises found before it
+    seq: int = 0
 
     @property
     def key(self) -> tuple:
@@ -139,6 +140,7 @@ class _State:
     done: set[str] = field(default_factory=set)
     open: set[str] = field(default_factory=set)
     rounds: int = 0
+    seq: int = 0
     dead_ends: list = field(default_factory=list)
     #: derived grounds by predicate, for matching
     index: dict[str, dict[Ground, Derived]] = field(default_factory=lambda: defaultdict(dict))
@@ -178,7 +180,8 @@ def _record(state: _State, r: DerivationRule, j: Justification) -> bool:
         state.index[ground[0]][ground] = d
     if j.key in d.justifications and d.justifications[j.key].truth >= j.truth:
         return False
-    j.round = state.rounds
+    state.seq += 1
+    j.seq = state.seq
     d.justifications[j.key] = j
     before = d.truth
     d.truth = max(d.truth, j.truth)

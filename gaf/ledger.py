@@ -269,11 +269,11 @@ def _resolve_one(store: GafStore, item: Item, keyed: dict[tuple[str, str], str],
 
 def _resolve_refs(store: GafStore, value: Any, kinds: tuple[str, ...], keyed: dict, where: str) -> Any:
     if isinstance(value, list):
-        return [_resolve_ref(store, v, kinds, keyed, where) for v in value]
-    return _resolve_ref(store, value, kinds, keyed, where)
+        return [resolve_key(store, v, kinds, keyed, where) for v in value]
+    return resolve_key(store, value, kinds, keyed, where)
 
 
-def _resolve_ref(store: GafStore, value: Any, kinds: tuple[str, ...], keyed: dict, where: str) -> Any:
+def resolve_key(store: GafStore, value: Any, kinds: tuple[str, ...], keyed: dict, where: str) -> Any:
     """An id as given, or the id of the one source/agent with this key."""
     if not isinstance(value, str) or ID_PATTERN.match(value) or not set(kinds) & set(KEYED_KINDS):
         return value

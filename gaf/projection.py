@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from gaf.derive import Conclusions, Entry, Ground, Justification, Truth, evaluate_rules
-from gaf.errors import GafError, InvalidRecord
+from gaf.errors import BatchRejected, GafError, InvalidRecord, UnknownReference
 from gaf.records import (
     GAF,
     AbsenceMeaning,
@@ -38,7 +38,7 @@ from gaf.records import (
     matches_pattern,
 )
 from gaf.rules import Atom, Not, RuleRef, check_rules, resolve
-from gaf.store.base import GafStore, Mode, WriteReport
+from gaf.store.base import GafStore, ItemError, WriteReport
 from gaf.types import format_instant
 
 # ---------------------------------------------------------------------- the cone
@@ -52,7 +52,7 @@ def cone_predicates(policy: Projection) -> set[str]:
         for b in r.bodies:
             for clause in b.when:
                 inner = clause.not_ if isinstance(clause, Not) else clause
-                if isinstance(inner, (Atom, RuleRef)):
+                if isinstance(inner, Atom) or isinstance(inner, RuleRef) and inner.rule in by_ref:
                     preds.add(resolve(inner, by_ref).predicate)
     return preds - {r.head.predicate for r in policy.derivation_rules} | set(policy.conclusions)
 
@@ -229,6 +229,8 @@ class Candidate:
     justification: Evaluation | Derivation
     confidence: float
     evidence: dict[str, Any]
+    #: the order the evaluator found it in (0 for facts straight from evaluations)
+    seq: int = 0
 
     @property
     def id(self) -> str:
@@ -283,7 +285,11 @@ class Evaluated:
             if any(r.ref == rule_ref and r.head.predicate == predicate for r in self.policy.derivation_rules):
                 out["reasons"].append({"rule": rule_ref, "stopped_at": str(a), "bindings": binding, "truth": "unknown"})
         if not out["reasons"]:
-            out["reasons"].append({"reason": "no claim states it and no rule derives it"})
+            rules = [r.ref for r in self.policy.derivation_rules if r.head.predicate == predicate]
+            why = (f"every body of {', '.join(rules)} is false for it" if rules
+                   else "no claim in the cone states it and no rule derives it")
+            out["status"] = "false" if rules else out["status"]
+            out["reasons"].append({"reason": why})
         return out
 
     def gaf(self, accepted: Iterable[str] | None = None) -> GAF:
@@ -313,13 +319,13 @@ def evaluate(store: GafStore, policy: Projection, *, as_of: datetime) -> Evaluat
     The same store contents, policy and ``as_of`` always give the same evaluations,
     candidates and ids, whatever order the claims arrived in.
     """
-    check_rules(policy.derivation_rules, known_predicates=cone_predicates(policy))
     claims = cone_claims(store, policy, as_of)
     return evaluate_over(policy, claims, as_of=as_of)
 
 
 def evaluate_over(policy: Projection, claims: Iterable[Claim], *, as_of: datetime) -> Evaluated:
     """``evaluate`` over claims already in hand (e.g. an in-memory what-if copy)."""
+    check_rules(policy.derivation_rules, known_predicates=cone_predicates(policy))
     cutoff = min(as_of, policy.cutoff) if policy.cutoff else as_of
     claims = sorted((c for c in claims if c.recorded_at <= cutoff), key=lambda c: c.id)
     evaluations = evaluate_claims(policy, claims)
@@ -354,13 +360,15 @@ def _candidates(
     # Justifications in the order they were found: premises always come first.
     ordered = sorted(
         ((j, d.ground) for d in conclusions.derived.values() for j in d.justifications.values()),
-        key=lambda item: (item[0].round, item[0].rule, item[0].body, repr(item[0].bindings)),
+        key=lambda item: item[0].seq,
     )
     for j, ground in ordered:
         prop = _proposition(ground)
         if j.truth == Truth.UNKNOWN:
             unresolved[prop.id] = prop
             for u in j.unresolved:
+                if u[1] is None:
+                    continue  # a pattern (not credit(_, x)), not one proposition: kept in the trace
                 up = _proposition(u)
                 unresolved.setdefault(up.id, up)
             continue
@@ -381,7 +389,7 @@ def _candidates(
             "premises": [_evidence_of(p.ground, by_ground) for p in j.premises],
             "relied_on_absence": list(j.negatives),
         }  # fmt: skip
-        by_ground[ground].append(Candidate(fact, prop, derivation, j.confidence, evidence))
+        by_ground[ground].append(Candidate(fact, prop, derivation, j.confidence, evidence, j.seq))
         props[prop.id] = prop
     accepted_props = {c.proposition.id for cs in by_ground.values() for c in cs}
     for ev in evaluations:
@@ -434,14 +442,8 @@ def _premise_facts(j: Justification, by_ground: dict[Ground, list[Candidate]]) -
         if p.truth == Truth.FALSE:
             out.add(p.evidence)  # an explicit rejection: the evaluation itself
             continue
-        earlier = [c for c in by_ground.get(p.ground, []) if not isinstance(c.justification, Derivation)
-                   or _round_of(c) < j.round]  # fmt: skip
-        out.update(c.fact.id for c in earlier)
+        out.update(c.fact.id for c in by_ground.get(p.ground, []) if c.seq < j.seq)
     return sorted(out)
-
-
-def _round_of(c: Candidate) -> int:
-    return c.evidence.get("round", 0)
 
 
 def _evidence_of(ground: Ground, by_ground: dict[Ground, list[Candidate]]) -> dict[str, Any]:
@@ -516,8 +518,9 @@ def accept(
 
     Nothing enters the store except by a decision that names who, when and why.
     In atomic mode one bad candidate (e.g. a derived fact whose premise is neither
-    accepted here nor stored) refuses the whole batch; ``dry_run`` writes nothing
-    and reports the records it would write.
+    accepted here nor stored) refuses the whole batch; otherwise the bad ones are
+    reported in ``write.failed`` and the decision lists only what was accepted.
+    ``dry_run`` writes nothing and reports the records it would write.
     """
     by_id = {c.id: c for c in evaluated.candidates}
     chosen: list[Candidate] = []
@@ -527,6 +530,11 @@ def accept(
             raise InvalidRecord(f"{cid} is not a candidate of this evaluation", hint="evaluate again and accept its candidates")
         chosen.append(by_id[cid])
     chosen.sort(key=lambda c: c.id)
+    bad = _unsupported(store, chosen)
+    if bad and atomic:
+        raise BatchRejected(list(bad.values()))
+    failed = [ItemError(i, c.id, bad[c.id]) for i, c in enumerate(chosen) if c.id in bad]
+    chosen = [c for c in chosen if c.id not in bad]
     decision = Decision(
         reviewer=reviewer, decided_at=at, reason=reason,
         accepted=[c.id for c in chosen], refused=sorted(refused),
@@ -537,9 +545,38 @@ def accept(
     records.append(decision)
     if dry_run:
         present = store.exists(r.id for r in records)
-        return AcceptReport(decision, [r for r in records if r.id not in present], WriteReport(), True)
-    mode: Mode = "atomic" if atomic else "best_effort"
-    return AcceptReport(decision, records, store.put(records, mode=mode), False)
+        return AcceptReport(decision, [r for r in records if r.id not in present], WriteReport(failed=failed), True)
+    report = store.put(records)
+    report.failed = failed
+    return AcceptReport(decision, records, report, False)
+
+
+def _unsupported(store: GafStore, chosen: list[Candidate]) -> dict[str, GafError]:
+    """Chosen derived facts whose premises are neither chosen too nor already stored.
+
+    A derived fact is only as good as what it rests on; accepting it without its
+    premises would write a proof with a hole in it.
+    """
+    chosen_ids = {c.id for c in chosen}
+    premises = {p for c in chosen if isinstance(c.justification, Derivation) for p in c.justification.premises}
+    stored = store.exists(premises - chosen_ids)
+    bad: dict[str, GafError] = {}
+    changed = True
+    while changed:
+        changed = False
+        for c in chosen:
+            if c.id in bad or not isinstance(c.justification, Derivation):
+                continue
+            missing = [p for p in c.justification.premises
+                       if p.startswith("fact:") and (p in bad or p not in chosen_ids and p not in stored)]  # fmt: skip
+            if missing:
+                bad[c.id] = UnknownReference(
+                    f"{_show(_ground_of(c.proposition))} rests on {missing[0]}, which is neither accepted here nor stored",
+                    where=c.id,
+                    hint="accept its premises in the same decision, or first",
+                )
+                changed = True
+    return bad
 
 
 def _records_for(evaluated: Evaluated, chosen: list[Candidate]) -> list[Record]:
@@ -587,9 +624,3 @@ def project(
     auto, routed = review.split(evaluated)
     report = accept(store, evaluated, auto, reviewer=reviewer, at=at, reason=reason, with_gaf=True)
     return Projected(evaluated, evaluated.gaf([c.id for c in auto]), auto, routed, report)
-
-
-class PolicyConflict(GafError):
-    """A published policy name@version given again with other content."""
-
-    exit_code = 2

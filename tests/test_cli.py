@@ -30,11 +30,11 @@ def _json(result) -> dict:
 def test_ingest_prints_what_was_stored_and_is_idempotent(target):
     first = runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", target])
     assert first.exit_code == 0, first.output
-    assert "12 written" in first.stdout and "bank-ledger" in first.stdout
+    assert "13 written" in first.stdout and "bank-ledger" in first.stdout
     again = runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", target, "--json"])
-    assert (_json(again)["written"], _json(again)["existing"]) == (0, 12)
+    assert (_json(again)["written"], _json(again)["existing"]) == (0, 13)
     stats = _json(runner.invoke(app, ["stats", "--store", target, "--json"]))
-    assert stats["counts"] == {"agent": 4, "claim": 4, "proposition": 11, "source": 4}
+    assert stats["counts"] == {"agent": 4, "claim": 4, "proposition": 13, "source": 5}
 
 
 def test_a_bad_file_exits_2_and_lists_each_bad_line(target, tmp_path):

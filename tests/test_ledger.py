@@ -19,8 +19,8 @@ def _jsonl(path: Path, rows: list) -> Path:
 
 def test_rent_case_claims_are_ingested_with_their_sources_and_agents(store):
     report = ingest(store, RENT / "claims.yaml", recorded_at=NOW)
-    assert (report.read, len(report.write.written), report.write.failed) == (12, 12, [])
-    assert store.counts() == {"agent": 4, "claim": 4, "proposition": 11, "source": 4}
+    assert (report.read, len(report.write.written), report.write.failed) == (13, 13, [])
+    assert store.counts() == {"agent": 4, "claim": 4, "proposition": 13, "source": 5}
     (bank,) = store.find("source", key="bank-ledger")
     (ledger_claim,) = store.find("claim", source=bank.id)
     assert {s.predicate for s in ledger_claim.statements} == {"credited_to", "debited_from", "amount", "memo"}
@@ -30,7 +30,7 @@ def test_rent_case_claims_are_ingested_with_their_sources_and_agents(store):
 def test_ingesting_the_same_file_twice_is_a_noop(store):
     ingest(store, RENT / "claims.yaml", recorded_at=NOW)
     again = ingest(store, RENT / "claims.yaml", recorded_at=NOW.replace(year=2027))
-    assert again.write.written == [] and len(again.write.existing) == 12
+    assert again.write.written == [] and len(again.write.existing) == 13
 
 
 def test_a_file_with_bad_lines_writes_nothing_and_names_every_bad_line(store, tmp_path):
@@ -55,18 +55,19 @@ def test_best_effort_writes_the_good_lines_and_reports_the_bad(store, tmp_path):
 def test_keys_resolve_to_ids_from_the_input_or_the_store(store, tmp_path):
     ingest(store, RENT / "claims.yaml", recorded_at=NOW)
     report = ingest(store, RENT / "claim-e.yaml", recorded_at=NOW)
-    assert len(report.write.written) == 2  # the new source, and claim E observed by the stored tenant
-    (tenant,) = store.find("agent", key="tenant-b")
-    assert [c.observer for c in store.find("claim", observer=tenant.id)].count(tenant.id) == 2
+    assert len(report.write.written) == 1  # claim E, whose source and observer are stored
+    (receipts,) = store.find("source", key="transfer-receipts")
+    (claim_e,) = store.find("claim", source=receipts.id)
+    assert claim_e.observer == store.find("agent", key="bank")[0].id
 
 
 def test_an_unknown_key_is_refused_with_its_line(store, tmp_path):
     path = tmp_path / "e.yaml"
-    path.write_text((RENT / "claim-e.yaml").read_text())  # tenant-b is not stored here
+    path.write_text((RENT / "claim-e.yaml").read_text())  # its source and observer are not stored here
     with pytest.raises(BatchRejected) as info:
         ingest(store, path, recorded_at=NOW)
     (error,) = info.value.errors
-    assert error.where.startswith(f"{path}:") and "(observer)" in error.where and "tenant-b" in error.what
+    assert error.where.startswith(f"{path}:") and "(source)" in error.where and "transfer-receipts" in error.what
     assert store.counts() == {}
 
 

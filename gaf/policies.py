@@ -1,0 +1,178 @@
+"""Projection policies as published, versioned data: load, publish, revise, read.
+
+A policy is written as YAML (sources and agents named by key) and read into the
+``Projection`` record — one structure, two spellings. A published name@version
+never changes: publishing it again with other content is refused, because the
+closures decided under it cite exactly that content. A revision is a new version
+that says which one it revises; the old one stays readable.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from gaf.errors import GafError, InvalidRecord
+from gaf.ledger import resolve_key
+from gaf.records import Projection
+from gaf.rules import RuleError, check_rules
+from gaf.store.base import GafStore
+
+
+class PolicyConflict(GafError):
+    """A published policy name@version given again with other content."""
+
+    exit_code = 2
+
+
+class UnknownPolicy(GafError):
+    """A policy name or version that is not published."""
+
+    exit_code = 2
+
+
+def read_policy(store: GafStore, path: str | Path) -> Projection:
+    """Read a policy file, resolving source and agent keys, and check its rules.
+
+    Every error names the file and line, and for rules, the rule.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except FileNotFoundError:
+        raise InvalidRecord(f"no such file: {path}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InvalidRecord(f"not valid YAML: {getattr(exc, 'problem', exc)}", where=f"{path}:{mark.line + 1}" if mark else str(path)) from None
+    if not isinstance(data, dict):
+        raise InvalidRecord("a policy file holds one mapping", where=str(path))
+    return policy_from_dict(store, data, where=str(path), node=node)
+
+
+def policy_from_dict(store: GafStore, data: dict[str, Any], *, where: str = "policy", node: Any = None) -> Projection:
+    """A Projection from its dict spelling, keys resolved to ids, rules checked."""
+    data = _plain(data)
+    data.pop("kind", None)
+    keyed: dict = {}
+    for i, trust in enumerate(data.get("trust") or []):
+        if isinstance(trust, dict) and "source" in trust:
+            trust["source"] = resolve_key(store, trust["source"], ("source",), keyed, _at(where, node, ["trust", i, "source"]))
+    for i, decl in enumerate(data.get("completeness") or []):
+        if isinstance(decl, dict) and "source" in decl:
+            decl["source"] = resolve_key(store, decl["source"], ("source",), keyed, _at(where, node, ["completeness", i, "source"]))
+    if isinstance(data.get("parties"), list):
+        data["parties"] = [
+            resolve_key(store, p, ("agent",), keyed, _at(where, node, ["parties", i])) for i, p in enumerate(data["parties"])
+        ]
+    try:
+        policy = Projection.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        loc = list(err["loc"])
+        rule = _rule_name(data, loc)
+        raise InvalidRecord(
+            f"invalid policy: {'.'.join(str(p) for p in loc)}: {err['msg']}" + (f" (rule {rule})" if rule else ""),
+            where=_at(where, node, loc),
+        ) from None
+    except GafError as exc:
+        exc.where = exc.where or where
+        raise
+    from gaf.projection import cone_predicates
+
+    try:
+        check_rules(policy.derivation_rules, known_predicates=cone_predicates(policy))
+    except RuleError as exc:
+        rule_ref = (exc.where or "").split(" ")[0]
+        index = next((i for i, r in enumerate(policy.derivation_rules) if r.ref == rule_ref), None)
+        loc = ["derivation_rules", index] if index is not None else []
+        raise RuleError(exc.what, where=f"{_at(where, node, loc)} ({exc.where})" if exc.where else where, hint=exc.hint) from None
+    return policy
+
+
+def _plain(value: Any) -> Any:
+    from gaf.ledger import _yaml_plain
+
+    return _yaml_plain(value)
+
+
+def _rule_name(data: dict, loc: list) -> str | None:
+    if len(loc) >= 2 and loc[0] == "derivation_rules" and isinstance(loc[1], int):
+        rules = data.get("derivation_rules") or []
+        if loc[1] < len(rules) and isinstance(rules[loc[1]], dict):
+            return str(rules[loc[1]].get("name"))
+    return None
+
+
+def _at(where: str, node: Any, loc: list) -> str:
+    """file:line of the YAML node at a path of keys and indexes (the deepest one found)."""
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            break
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+    return f"{where}:{line}" if line else where
+
+
+# ---------------------------------------------------------------------- the policy book
+
+
+def publish(store: GafStore, policy: Projection) -> Projection:
+    """Publish a policy version; again with the same content is a no-op."""
+    for other in store.find("projection", name=policy.name, version=policy.version):
+        if other.id != policy.id:
+            raise PolicyConflict(
+                f"{policy.ref} is already published with other content ({other.id})",
+                hint=f"publish the change as a revision: version {latest_version(store, policy.name) + 1}",
+            )
+        return other  # type: ignore[return-value]
+    if policy.version > 1 and policy.revises is None:
+        previous = get(store, policy.name, policy.version - 1) if latest_version(store, policy.name) else None
+        if previous is not None:
+            policy = policy.model_copy(update={"revises": previous.id, "id": ""})
+            policy = Projection.model_validate(policy.model_dump(exclude={"id"}))
+    store.put([policy])
+    return policy
+
+
+def revise(store: GafStore, policy: Projection) -> Projection:
+    """Publish ``policy`` as the next version of its name, linked to the one it revises."""
+    latest = latest_version(store, policy.name)
+    if latest == 0:
+        raise UnknownPolicy(f"no published policy named {policy.name!r} to revise", hint="publish version 1 first")
+    previous = get(store, policy.name, latest)
+    data = policy.model_dump(exclude={"id"})
+    data.update(version=latest + 1, revises=previous.id)
+    return publish(store, Projection.model_validate(data))
+
+
+def latest_version(store: GafStore, name: str) -> int:
+    return max((p.version for p in store.find("projection", name=name)), default=0)  # type: ignore[attr-defined]
+
+
+def get(store: GafStore, name: str, version: int | None = None) -> Projection:
+    """A published policy: the given version, or the latest."""
+    version = version or latest_version(store, name)
+    found = store.find("projection", name=name, version=version)
+    if not found:
+        raise UnknownPolicy(f"no published policy {name}@{version}", hint="gaf policy list shows what is published")
+    return found[0]  # type: ignore[return-value]
+
+
+def history(store: GafStore, name: str) -> list[Projection]:
+    """Every published version of a policy, oldest first."""
+    return sorted(store.find("projection", name=name), key=lambda p: p.version)  # type: ignore[attr-defined, return-value]
+
+
+def names(store: GafStore) -> list[str]:
+    return sorted({p.name for p in store.find("projection")})  # type: ignore[attr-defined]
