@@ -23,9 +23,12 @@ from rich.table import Table
 
 from gaf import __version__
 from gaf.errors import GafError
+from gaf import policies, projection
 from gaf.ledger import ingest as ingest_records
+from gaf.ledger import resolve_key
 from gaf.records import Record, json_schema, record_type
 from gaf.store import GafStore, store_target
+from gaf.types import to_instant
 
 app = typer.Typer(
     name="gaf",
@@ -212,9 +215,10 @@ def summary(record: Record) -> str:
 
 
 def _statement(s: Any) -> str:
-    target = s.object if s.object is not None else json.dumps(s.value) if s.value is not None else ""
+    """predicate(subject, object-or-value), as people write it; NOT for a denial."""
+    target = s.object if s.object is not None else json.dumps(s.value, ensure_ascii=False) if s.value is not None else None
     neg = "NOT " if getattr(s, "polarity", "affirmed") == "denied" else ""
-    return f"{neg}{s.predicate}({s.subject}{', ' + target if target else ''})"
+    return f"{neg}{s.predicate}({s.subject}{'' if target is None else ', ' + target})"
 
 
 def _short(record_id: str) -> str:
@@ -295,6 +299,180 @@ def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
         _emit(as_json, {"store": location, "counts": counts}, table)
 
     _run(as_json, work)
+
+
+policy_app = typer.Typer(help="Projection policies: publish, revise, show, list.", no_args_is_help=True)
+app.add_typer(policy_app, name="policy")
+
+
+@policy_app.command("add")
+def policy_add(
+    path: Annotated[Path, typer.Argument(help="A policy YAML file (sources and agents by key).")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Publish a policy version; the same content again is a no-op, other content is refused.
+
+    [b]Examples[/b]
+
+      gaf policy add examples/rent/policy.yaml
+    """
+
+    def work() -> None:
+        with GafStore.open(store) as s:
+            policy = policies.publish(s, policies.read_policy(s, path))
+        _emit(as_json, policy.to_json(), lambda: out.print(f"published {policy.ref} as {policy.id}", highlight=False))
+
+    _run(as_json, work)
+
+
+@policy_app.command("revise")
+def policy_revise(
+    path: Annotated[Path, typer.Argument(help="The new content of an existing policy (its version is assigned).")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Publish a file as the next version of its policy; the old version stays readable.
+
+    [b]Examples[/b]
+
+      gaf policy revise examples/rent/policy.yaml
+    """
+
+    def work() -> None:
+        with GafStore.open(store) as s:
+            policy = policies.revise(s, policies.read_policy(s, path))
+        _emit(as_json, policy.to_json(), lambda: out.print(f"published {policy.ref} (revises {policy.revises})", highlight=False))
+
+    _run(as_json, work)
+
+
+@policy_app.command("show")
+def policy_show(
+    name: Annotated[str, typer.Argument(help="NAME or NAME@VERSION; the latest version when none is given.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print a published policy and its derivation rules.
+
+    [b]Examples[/b]
+
+      gaf policy show rent-delinquency
+      gaf policy show rent-delinquency@1 --json
+    """
+
+    def work() -> None:
+        policy_name, _, version = name.partition("@")
+        with GafStore.open(store, read_only=True) as s:
+            policy = policies.get(s, policy_name, int(version) if version else None)
+
+        def text() -> None:
+            out.print(f"[b]{policy.ref}[/b]  {policy.id}\n{policy.question}", highlight=False)
+            for r in policy.derivation_rules:
+                out.print(f"  {r}", highlight=False)
+
+        _emit(as_json, policy.to_json(), text)
+
+    _run(as_json, work)
+
+
+@policy_app.command("list")
+def policy_list(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """List published policies and their versions.
+
+    [b]Examples[/b]
+
+      gaf policy list
+    """
+
+    def work() -> None:
+        with GafStore.open(store, read_only=True) as s:
+            rows = [{"name": p.name, "version": p.version, "id": p.id, "question": p.question}
+                    for n in policies.names(s) for p in policies.history(s, n)]  # fmt: skip
+
+        def table() -> None:
+            t = Table()
+            for col in ("name", "version", "id", "question"):
+                t.add_column(col)
+            for r in rows:
+                t.add_row(r["name"], str(r["version"]), _short(r["id"]), r["question"])
+            out.print(t)
+
+        _emit(as_json, rows, table)
+
+    _run(as_json, work)
+
+
+@app.command()
+def project(
+    name: Annotated[str, typer.Argument(help="The policy: NAME or NAME@VERSION.")],
+    reviewer: Annotated[str, typer.Option(help="Key or id of the agent the acceptance is recorded under.")],
+    as_of: Annotated[Optional[str], typer.Option(help="Transaction time to project as of (ISO 8601); default now.")] = None,
+    auto_accept_at: Annotated[float, typer.Option(help="Accept candidates at or above this confidence; route the rest.")] = 1.0,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate and show the candidates; write nothing.")] = False,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Project a policy over the claims: evaluate, accept under the review policy, write the GAF.
+
+    [b]Examples[/b]
+
+      gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-07-15
+      gaf project rent-delinquency --reviewer registry-clerk --dry-run --json
+    """
+
+    def work() -> None:
+        now = datetime.now(timezone.utc)
+        when = to_instant(as_of) if as_of else now
+        policy_name, _, version = name.partition("@")
+        with GafStore.open(store) as s:
+            policy = policies.get(s, policy_name, int(version) if version else None)
+            who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+            if dry_run:
+                evaluated = projection.evaluate(s, policy, as_of=when)
+                auto, routed = projection.ReviewPolicy(auto_accept_at).split(evaluated)
+                gaf = evaluated.gaf([c.id for c in auto])
+            else:
+                result = projection.project(s, policy, as_of=when, reviewer=who, at=now,
+                                            review=projection.ReviewPolicy(auto_accept_at))  # fmt: skip
+                evaluated, auto, routed, gaf = result.evaluated, result.accepted, result.routed, result.gaf
+        data = _projection_json(evaluated, auto, routed, gaf, dry_run)
+        _emit(as_json, data, lambda: _print_projection(data))
+
+    _run(as_json, work)
+
+
+def _projection_json(evaluated, auto, routed, gaf, dry_run: bool) -> dict[str, Any]:
+    def prop(p) -> str:
+        return _statement(p)
+
+    return {
+        "policy": evaluated.policy.ref,
+        "as_of": evaluated.as_of.isoformat(),
+        "gaf": gaf.id,
+        "written": not dry_run,
+        "accepted": [{"fact": c.id, "proposition": prop(c.proposition), "confidence": c.confidence,
+                      "by": c.justification.id} for c in auto],  # fmt: skip
+        "routed_to_review": [{"fact": c.id, "proposition": prop(c.proposition), "confidence": c.confidence} for c in routed],
+        "unresolved": [prop(p) for p in evaluated.unresolved],
+        "rejected": [prop(p) for p in evaluated.rejected],
+    }
+
+
+def _print_projection(data: dict[str, Any]) -> None:
+    t = Table(title=f"{data['policy']} as of {data['as_of']} → {_short(data['gaf'])}" + ("" if data["written"] else " (dry run)"))
+    t.add_column("status")
+    t.add_column("proposition")
+    t.add_column("confidence", justify="right")
+    for row in data["accepted"]:
+        t.add_row("[green]accepted[/]", row["proposition"], f"{row['confidence']:g}")
+    for row in data["routed_to_review"]:
+        t.add_row("[yellow]to review[/]", row["proposition"], f"{row['confidence']:g}")
+    for p in data["unresolved"]:
+        t.add_row("[blue]unknown[/]", p, "")
+    for p in data["rejected"]:
+        t.add_row("[red]rejected[/]", p, "")
+    out.print(t)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -156,7 +156,7 @@ def _yaml_items(text: str, name: str) -> Iterator[Item]:
                 data = loader.construct_object(item, deep=True)
                 if not isinstance(data, dict):
                     data = {"__error__": InvalidRecord("each item must be a mapping with a 'kind'", where=where)}
-                yield Item(_yaml_plain(data), where)
+                yield Item(yaml_plain(data), where)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{name}:{mark.line + 1}" if mark else name
@@ -165,12 +165,12 @@ def _yaml_items(text: str, name: str) -> Iterator[Item]:
         loader.dispose()
 
 
-def _yaml_plain(value: Any) -> Any:
+def yaml_plain(value: Any) -> Any:
     """YAML reads dates and times as Python objects; records read them as ISO text."""
     if isinstance(value, dict):
-        return {k: _yaml_plain(v) for k, v in value.items()}
+        return {k: yaml_plain(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_yaml_plain(v) for v in value]
+        return [yaml_plain(v) for v in value]
     if isinstance(value, datetime):
         if value.tzinfo is None:
             return value.isoformat()  # refused later as naive, with its place

@@ -16,7 +16,8 @@ import yaml
 from pydantic import ValidationError
 
 from gaf.errors import GafError, InvalidRecord
-from gaf.ledger import resolve_key
+from gaf.ledger import resolve_key, yaml_plain
+from gaf.projection import established_predicates
 from gaf.records import Projection
 from gaf.rules import RuleError, check_rules
 from gaf.store.base import GafStore
@@ -56,7 +57,7 @@ def read_policy(store: GafStore, path: str | Path) -> Projection:
 
 def policy_from_dict(store: GafStore, data: dict[str, Any], *, where: str = "policy", node: Any = None) -> Projection:
     """A Projection from its dict spelling, keys resolved to ids, rules checked."""
-    data = _plain(data)
+    data = yaml_plain(data)
     data.pop("kind", None)
     keyed: dict = {}
     for i, trust in enumerate(data.get("trust") or []):
@@ -82,22 +83,14 @@ def policy_from_dict(store: GafStore, data: dict[str, Any], *, where: str = "pol
     except GafError as exc:
         exc.where = exc.where or where
         raise
-    from gaf.projection import cone_predicates
-
     try:
-        check_rules(policy.derivation_rules, known_predicates=cone_predicates(policy))
+        check_rules(policy.derivation_rules, known_predicates=established_predicates(policy))
     except RuleError as exc:
         rule_ref = (exc.where or "").split(" ")[0]
         index = next((i for i, r in enumerate(policy.derivation_rules) if r.ref == rule_ref), None)
         loc = ["derivation_rules", index] if index is not None else []
         raise RuleError(exc.what, where=f"{_at(where, node, loc)} ({exc.where})" if exc.where else where, hint=exc.hint) from None
     return policy
-
-
-def _plain(value: Any) -> Any:
-    from gaf.ledger import _yaml_plain
-
-    return _yaml_plain(value)
 
 
 def _rule_name(data: dict, loc: list) -> str | None:

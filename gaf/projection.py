@@ -44,6 +44,11 @@ from gaf.types import format_instant
 # ---------------------------------------------------------------------- the cone
 
 
+def established_predicates(policy: Projection) -> set[str]:
+    """Predicates some trusted source may establish (or the question's conclusions)."""
+    return {p for t in policy.trust for p in t.predicates} | set(policy.conclusions)
+
+
 def cone_predicates(policy: Projection) -> set[str]:
     """Every predicate the policy can read: those sources may establish, and those rules mention."""
     preds = {p for t in policy.trust for p in t.predicates} | set(policy.conclusions)
@@ -325,7 +330,7 @@ def evaluate(store: GafStore, policy: Projection, *, as_of: datetime) -> Evaluat
 
 def evaluate_over(policy: Projection, claims: Iterable[Claim], *, as_of: datetime) -> Evaluated:
     """``evaluate`` over claims already in hand (e.g. an in-memory what-if copy)."""
-    check_rules(policy.derivation_rules, known_predicates=cone_predicates(policy))
+    check_rules(policy.derivation_rules, known_predicates=established_predicates(policy))
     cutoff = min(as_of, policy.cutoff) if policy.cutoff else as_of
     claims = sorted((c for c in claims if c.recorded_at <= cutoff), key=lambda c: c.id)
     evaluations = evaluate_claims(policy, claims)

@@ -14,7 +14,8 @@ CLI:   python scripts/neo4j_local.py start|stop|status|env|fetch
        eval "$(python scripts/neo4j_local.py env)"
 Import: fetch(), start() -> dict, stop(), status() -> dict
 
-Environment: GAF_NEO4J_PORT (Bolt port, default 7687), NEO4J_PASSWORD (initial
+Environment: GAF_NEO4J_HOME (server directory, default .neo4j/),
+GAF_NEO4J_PORT (Bolt port, default 7687), NEO4J_PASSWORD (initial
 password; default: random, kept in .neo4j/run/password), JAVA_HOME (else
 `java` on PATH; Neo4j 5.26 needs Java 17 or 21).
 """
@@ -35,7 +36,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 POM = REPO / "scripts" / "neo4j-pom.xml"
-HOME = REPO / ".neo4j"
+# GAF_NEO4J_HOME runs a second, independent server (e.g. tests beside a benchmark).
+HOME = Path(os.environ.get("GAF_NEO4J_HOME") or REPO / ".neo4j").resolve()
 LIB = HOME / "lib"
 CONF = HOME / "conf"
 DATA = HOME / "data"

@@ -75,7 +75,7 @@ def test_wrong_neo4j_credentials_are_named(neo4j_store, monkeypatch):
 
 
 def test_every_command_has_help_with_examples():
-    for command in ("init", "schema", "ingest", "show", "list", "stats"):
+    for command in ("init", "schema", "ingest", "show", "list", "stats", "project"):
         result = runner.invoke(app, [command, "--help"])
         assert result.exit_code == 0 and "Examples" in result.stdout, command
 
@@ -83,3 +83,27 @@ def test_every_command_has_help_with_examples():
 def test_a_store_uri_of_another_scheme_is_refused():
     result = runner.invoke(app, ["stats", "--store", "http://localhost:7474"])
     assert result.exit_code == 3 and "unsupported store URI" in result.stderr
+
+
+def test_policy_and_project_commands_tell_the_rent_story(target):
+    runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", target])
+    added = _json(runner.invoke(app, ["policy", "add", str(RENT / "policy.yaml"), "--store", target, "--json"]))
+    assert (added["name"], added["version"]) == ("rent-delinquency", 1)
+    dry = _json(runner.invoke(app, ["project", "rent-delinquency", "--reviewer", "registry-clerk", "--as-of", "2026-07-15",
+                                    "--dry-run", "--store", target, "--json"]))  # fmt: skip
+    assert dry["written"] is False
+    first = _json(runner.invoke(app, ["project", "rent-delinquency", "--reviewer", "registry-clerk", "--as-of", "2026-07-15",
+                                      "--store", target, "--json"]))  # fmt: skip
+    assert first["gaf"] == dry["gaf"]
+    assert "allocated_to(payment:tx-4471, rent:lease-17/2026-07)" in first["unresolved"]
+    runner.invoke(app, ["ingest", str(RENT / "claim-e.yaml"), "--store", target])
+    second = _json(runner.invoke(app, ["project", "rent-delinquency", "--reviewer", "registry-clerk", "--as-of", "2026-07-21",
+                                       "--store", target, "--json"]))  # fmt: skip
+    assert "paid(rent:lease-17/2026-07)" in [a["proposition"] for a in second["accepted"]]
+    listed = _json(runner.invoke(app, ["policy", "list", "--store", target, "--json"]))
+    assert [(p["name"], p["version"]) for p in listed] == [("rent-delinquency", 1)]
+
+
+def test_an_unknown_policy_exits_2_with_what_to_do(tmp_path):
+    result = runner.invoke(app, ["project", "nope", "--reviewer", "x", "--store", str(tmp_path / "s.lbug")])
+    assert result.exit_code == 2 and "no published policy nope" in result.stderr
