@@ -16,6 +16,7 @@ are recursive.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -367,3 +368,38 @@ def _compare(c: Compare, binding: dict[str, Any]) -> bool:
     if not numeric and not (isinstance(left, str) and isinstance(right, str)):
         return False
     return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}[c.op]
+
+
+def show(ground: Ground) -> str:
+    """A ground atom as people write it: ``predicate(subject, object)``."""
+    predicate, subject, target = ground
+    if target is None:
+        return f"{predicate}({'_' if subject is None else subject})"
+    shown = target if isinstance(target, str) and target else json.dumps(target, ensure_ascii=False)
+    return f"{predicate}({'_' if subject is None else subject}, {shown})"
+
+
+def holds(clauses: Sequence, facts: FactBase, binding: dict[str, Any]) -> tuple[Truth, list[str], list[str]]:
+    """Whether a condition holds on a fact base, three-valued, and what it rests on.
+
+    Returns the truth (TRUE if some way of satisfying it holds, UNKNOWN if none
+    holds but one might, FALSE otherwise), the evidence ids of the facts a
+    holding (or best) way used, and the unresolved premises that leave it unknown.
+    """
+    if not clauses:
+        return Truth.TRUE, [], []
+    condition = DerivationRule(name="condition", head=Atom(predicate="condition", subject="?subject"), bodies=[{"when": list(clauses)}])
+    state = _State(facts=facts, by_ref={}, derived={}, idb=set())
+    best: _Branch | None = None
+    unknown: set[str] = set()
+    for branch in _clauses(state, condition, condition.bodies[0].when, 0, _Branch(dict(binding), Truth.TRUE, [], [], []), None):
+        if branch.truth == Truth.UNKNOWN:
+            unknown.update(show(g) for g in branch.unresolved)
+            unknown.update(show(p.ground) for p in branch.premises if p.truth == Truth.UNKNOWN)
+        if best is None or branch.truth > best.truth:
+            best = branch
+    for _, a, b in state.dead_ends:
+        unknown.add(show(_ground(a, b)))
+    truth = best.truth if best is not None else (Truth.UNKNOWN if state.dead_ends else Truth.FALSE)
+    used = sorted({p.evidence for p in best.premises if p.evidence}) if best is not None else []
+    return truth, used, sorted(unknown) if truth != Truth.TRUE else []

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from gaf.errors import GafError, InvalidRecord
 from gaf.ledger import resolve_key, yaml_plain
 from gaf.projection import established_predicates
-from gaf.records import Projection
+from gaf.records import Projection, VerdictRules
 from gaf.rules import RuleError, check_rules
 from gaf.store.base import GafStore
 
@@ -118,54 +118,79 @@ def _at(where: str, node: Any, loc: list) -> str:
 
 
 # ---------------------------------------------------------------------- the policy book
+# Projection policies and verdict rule sets are published the same way: by
+# name@version, content-addressed, never changed, revised by a new version.
+
+Versioned = Projection | VerdictRules
 
 
-def publish(store: GafStore, policy: Projection) -> Projection:
-    """Publish a policy version; again with the same content is a no-op."""
-    for other in store.find("projection", name=policy.name, version=policy.version):
+def publish(store: GafStore, policy: Versioned) -> Versioned:
+    """Publish a version; again with the same content is a no-op, other content is refused."""
+    for other in store.find(policy.KIND, name=policy.name, version=policy.version):
         if other.id != policy.id:
             raise PolicyConflict(
                 f"{policy.ref} is already published with other content ({other.id})",
-                hint=f"publish the change as a revision: version {latest_version(store, policy.name) + 1}",
+                hint=f"publish the change as a revision: version {latest_version(store, policy.name, policy.KIND) + 1}",
             )
         return other  # type: ignore[return-value]
-    if policy.version > 1 and policy.revises is None:
-        previous = get(store, policy.name, policy.version - 1) if latest_version(store, policy.name) else None
-        if previous is not None:
-            policy = policy.model_copy(update={"revises": previous.id, "id": ""})
-            policy = Projection.model_validate(policy.model_dump(exclude={"id"}))
     store.put([policy])
     return policy
 
 
-def revise(store: GafStore, policy: Projection) -> Projection:
-    """Publish ``policy`` as the next version of its name, linked to the one it revises."""
-    latest = latest_version(store, policy.name)
+def revise(store: GafStore, policy: Versioned) -> Versioned:
+    """Publish ``policy`` as the next version of its name (a projection also names the one it revises)."""
+    latest = latest_version(store, policy.name, policy.KIND)
     if latest == 0:
-        raise UnknownPolicy(f"no published policy named {policy.name!r} to revise", hint="publish version 1 first")
-    previous = get(store, policy.name, latest)
-    data = policy.model_dump(exclude={"id"})
-    data.update(version=latest + 1, revises=previous.id)
-    return publish(store, Projection.model_validate(data))
+        raise UnknownPolicy(f"no published {policy.KIND} named {policy.name!r} to revise", hint="publish version 1 first")
+    data = policy.model_dump(exclude={"id"}) | {"version": latest + 1}
+    if isinstance(policy, Projection):
+        data["revises"] = get(store, policy.name, latest).id
+    return publish(store, type(policy).model_validate(data))
 
 
-def latest_version(store: GafStore, name: str) -> int:
-    return max((p.version for p in store.find("projection", name=name)), default=0)  # type: ignore[attr-defined]
+def latest_version(store: GafStore, name: str, kind: str = "projection") -> int:
+    return max((p.version for p in store.find(kind, name=name)), default=0)  # type: ignore[attr-defined]
 
 
-def get(store: GafStore, name: str, version: int | None = None) -> Projection:
-    """A published policy: the given version, or the latest."""
-    version = version or latest_version(store, name)
-    found = store.find("projection", name=name, version=version)
+def get(store: GafStore, name: str, version: int | None = None, kind: str = "projection") -> Versioned:
+    """A published policy (or rule set): the given version, or the latest."""
+    version = version or latest_version(store, name, kind)
+    found = store.find(kind, name=name, version=version)
     if not found:
-        raise UnknownPolicy(f"no published policy {name}@{version}", hint="gaf policy list shows what is published")
+        what = "policy" if kind == "projection" else "rule set"
+        raise UnknownPolicy(f"no published {what} {name}@{version}", hint=f"gaf {'policy' if kind == 'projection' else 'rules'} list shows what is published")
     return found[0]  # type: ignore[return-value]
 
 
-def history(store: GafStore, name: str) -> list[Projection]:
-    """Every published version of a policy, oldest first."""
-    return sorted(store.find("projection", name=name), key=lambda p: p.version)  # type: ignore[attr-defined, return-value]
+def history(store: GafStore, name: str, kind: str = "projection") -> list[Versioned]:
+    """Every published version, oldest first."""
+    return sorted(store.find(kind, name=name), key=lambda p: p.version)  # type: ignore[attr-defined, return-value]
 
 
-def names(store: GafStore) -> list[str]:
-    return sorted({p.name for p in store.find("projection")})  # type: ignore[attr-defined]
+def names(store: GafStore, kind: str = "projection") -> list[str]:
+    return sorted({p.name for p in store.find(kind)})  # type: ignore[attr-defined]
+
+
+def read_rules(path: str | Path) -> VerdictRules:
+    """Read a verdict rule set from YAML; errors name the file, line and rule."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except FileNotFoundError:
+        raise InvalidRecord(f"no such file: {path}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InvalidRecord(f"not valid YAML: {getattr(exc, 'problem', exc)}", where=f"{path}:{mark.line + 1}" if mark else str(path)) from None
+    if not isinstance(data, dict):
+        raise InvalidRecord("a rules file holds one mapping", where=str(path))
+    data = yaml_plain(data)
+    data.pop("kind", None)
+    try:
+        return VerdictRules.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        loc = list(err["loc"])
+        return_where = _at(str(path), node, loc)
+        raise InvalidRecord(f"invalid verdict rules: {'.'.join(str(p) for p in loc) or '(rules)'}: {err['msg']}", where=return_where) from None

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from gaf.derive import Conclusions, Entry, Ground, Justification, Truth, evaluate_rules
+from gaf.derive import Conclusions, Entry, Ground, Justification, Truth, evaluate_rules, show
 from gaf.errors import BatchRejected, GafError, InvalidRecord, UnknownReference
 from gaf.records import (
     GAF,
@@ -188,18 +188,20 @@ def _short(record_id: str) -> str:
 # ---------------------------------------------------------------------- the fact base rules read
 
 
-class _EvaluatedFacts:
-    """Evaluated propositions as a fact base, with the policy's closed scopes."""
+class PolicyFacts:
+    """Facts as rules read them, with the policy's closed scopes.
 
-    def __init__(self, policy: Projection, evaluations: list[Evaluation], props: dict[str, Proposition], as_of: datetime):
-        self.policy = policy
-        self.as_of = as_of
+    Absence inside a declared complete scope (by a source trusted for the
+    predicate, declared by ``as_of``, covering the question's period, for a
+    predicate whose absence means false) is false; a predicate the policy's rules
+    derive is closed by those rules; everything else absent is unknown.
+    """
+
+    def __init__(self, policy: Projection, entries: Iterable[Entry], as_of: datetime):
         self.by_pred: dict[str, list[Entry]] = defaultdict(list)
-        truth = {Outcome.accepted: Truth.TRUE, Outcome.rejected: Truth.FALSE, Outcome.unknown: Truth.UNKNOWN}
-        for ev in evaluations:
-            p = props[ev.proposition]
-            target = p.object if p.object is not None else p.value
-            self.by_pred[p.predicate].append(Entry((p.predicate, p.subject, target), truth[ev.outcome], ev.id))
+        for e in entries:
+            self.by_pred[e.ground[0]].append(e)
+        self.derived = {r.head.predicate for r in policy.derivation_rules}
         trusted = {(t.source, p) for t in policy.trust for p in t.predicates}
         self.declarations = [
             d for d in sorted(policy.completeness, key=lambda d: d.id)
@@ -216,10 +218,20 @@ class _EvaluatedFacts:
         ]  # fmt: skip
 
     def closed(self, predicate: str, subject: Any, obj: Any) -> str | None:
+        if predicate in self.derived:
+            return ""
         for d in self.declarations:
             if d.covers(predicate, subject, obj):
                 return d.id
         return None
+
+
+TRUTH_OF = {Outcome.accepted: Truth.TRUE, Outcome.rejected: Truth.FALSE, Outcome.unknown: Truth.UNKNOWN}
+
+
+def evaluated_entries(evaluations: Iterable[Evaluation], props: dict[str, Proposition]) -> list[Entry]:
+    """Each evaluated proposition as a fact-base entry, with its evaluation as evidence."""
+    return [Entry(ground_of(props[ev.proposition]), TRUTH_OF[ev.outcome], ev.id) for ev in evaluations]
 
 
 # ---------------------------------------------------------------------- candidates
@@ -339,7 +351,7 @@ def evaluate_over(policy: Projection, claims: Iterable[Claim], *, as_of: datetim
         for st in claim.statements:
             p = st.proposition()
             props[p.id] = p
-    facts = _EvaluatedFacts(policy, evaluations, props, as_of)
+    facts = PolicyFacts(policy, evaluated_entries(evaluations, props), as_of)
     conclusions = evaluate_rules(policy.derivation_rules, facts)
     return _candidates(policy, as_of, claims, evaluations, props, conclusions)
 
@@ -359,7 +371,7 @@ def _candidates(
         if ev.outcome == Outcome.accepted and p.predicate not in derived_preds:
             fact = AcceptedFact(proposition=p.id, justification=ev.id, projection=policy.id)
             evidence = {"evaluation": ev.id, "reason": ev.reason, "claims": ev.supporting}
-            by_ground[_ground_of(p)].append(Candidate(fact, p, ev, 1.0, evidence))
+            by_ground[ground_of(p)].append(Candidate(fact, p, ev, 1.0, evidence))
     derivations: list[Derivation] = []
     unresolved: dict[str, Proposition] = {}
     # Justifications in the order they were found: premises always come first.
@@ -368,13 +380,13 @@ def _candidates(
         key=lambda item: item[0].seq,
     )
     for j, ground in ordered:
-        prop = _proposition(ground)
+        prop = proposition_of(ground)
         if j.truth == Truth.UNKNOWN:
             unresolved[prop.id] = prop
             for u in j.unresolved:
                 if u[1] is None:
                     continue  # a pattern (not credit(_, x)), not one proposition: kept in the trace
-                up = _proposition(u)
+                up = proposition_of(u)
                 unresolved.setdefault(up.id, up)
             continue
         premises = _premise_facts(j, by_ground)
@@ -427,11 +439,13 @@ def _candidates(
     )
 
 
-def _ground_of(p: Proposition) -> Ground:
+def ground_of(p: Proposition) -> Ground:
+    """The ground atom a proposition states."""
     return (p.predicate, p.subject, p.object if p.object is not None else p.value)
 
 
-def _proposition(ground: Ground) -> Proposition:
+def proposition_of(ground: Ground) -> Proposition:
+    """The proposition a ground atom stands for."""
     predicate, subject, target = ground
     if target is None:
         return Proposition(subject=subject, predicate=predicate)
@@ -456,8 +470,7 @@ def _evidence_of(ground: Ground, by_ground: dict[Ground, list[Candidate]]) -> di
 
 
 def _show(ground: Ground) -> str:
-    predicate, subject, target = ground
-    return f"{predicate}({subject})" if target is None else f"{predicate}({subject}, {target!r})"
+    return show(ground)
 
 
 # ---------------------------------------------------------------------- review and acceptance
@@ -576,7 +589,7 @@ def _unsupported(store: GafStore, chosen: list[Candidate]) -> dict[str, GafError
                        if p.startswith("fact:") and (p in bad or p not in chosen_ids and p not in stored)]  # fmt: skip
             if missing:
                 bad[c.id] = UnknownReference(
-                    f"{_show(_ground_of(c.proposition))} rests on {missing[0]}, which is neither accepted here nor stored",
+                    f"{_show(ground_of(c.proposition))} rests on {missing[0]}, which is neither accepted here nor stored",
                     where=c.id,
                     hint="accept its premises in the same decision, or first",
                 )

@@ -26,7 +26,7 @@ from pydantic import Field, PositiveInt, PrivateAttr, ValidationError, model_val
 
 from gaf.canonical import canonical_json, digest, kind_of
 from gaf.errors import IdMismatch, InvalidRecord, PayloadTooLarge, UnknownKind
-from gaf.rules import DerivationRule
+from gaf.rules import ClauseField, DerivationRule, Not, RuleRef
 from gaf.types import Instant, Interval, Key, Ref, Scalar, Text, Value
 
 #: Default largest canonical record, in bytes (override with GAF_MAX_RECORD_BYTES).
@@ -586,23 +586,58 @@ class Strength(StrEnum):
 
 
 class VerdictRule(Value):
-    """One rule of judgement: role, Nute strength, qualifier, backing and condition."""
+    """One rule of judgement: role, Nute strength, qualifier, backing and condition.
+
+    The condition is a body in the derivation language, read three-valued against
+    the GAF, with ``?subject`` bound to the closure's subject and each parameter
+    bound as ``?name``. The same condition with other parameters or another
+    backing is another rule.
+    """
 
     name: Key
     role: Role
     strength: Strength = Strength.defeasible
     qualifier: Annotated[float, Field(gt=0, le=1)] = 1.0
     backing: Text = ""
-    condition: dict[str, Any] = {}
+    params: dict[str, Scalar] = {}
+    condition: list[ClauseField] = []
+
+    @model_validator(mode="after")
+    def _coherent(self) -> VerdictRule:
+        if self.strength == Strength.strict and self.role == Role.defeater:
+            raise ValueError(f"rule {self.name} is strict and a defeater: a defeater only attacks, it cannot be strict")
+        if self.strength == Strength.defeater and self.role == Role.warrant:
+            raise ValueError(f"rule {self.name} is a warrant with defeater strength: defeaters make no judgement of their own")
+        for clause in self.condition:
+            inner = clause.not_ if isinstance(clause, Not) else clause
+            if isinstance(inner, RuleRef):
+                raise ValueError(f"rule {self.name}: verdict conditions read the GAF; derive {inner.rule} in the projection instead")
+        return self
 
 
 class Defeat(Value):
+    """An attack of one rule on another (a defeat edge)."""
+
     attacker: Key
     attacked: Key
 
 
+class Band(Value):
+    """A label for verdicts in [low, high]."""
+
+    label: Key
+    low: Annotated[float, Field(ge=-1, le=1)]
+    high: Annotated[float, Field(ge=-1, le=1)]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Band:
+        if self.high < self.low:
+            raise ValueError(f"band {self.label}: high {self.high} is below low {self.low}")
+        return self
+
+
 class VerdictRules(Record):
-    """A versioned set of verdict rules and the defeat edges between them."""
+    """A versioned set of verdict rules, the defeat edges between them, and the labels."""
 
     kind: Literal["rules"] = "rules"
     LABEL: ClassVar[str] = "VerdictRules"
@@ -610,17 +645,45 @@ class VerdictRules(Record):
     name: Key
     version: PositiveInt
     conclusion: Text
-    rules: list[VerdictRule] = []
+    rules: list[VerdictRule] = Field(min_length=1)
     defeats: list[Defeat] = []
     aggregation: Literal["max", "min", "first", "mean"] = "max"
+    bands: list[Band] = []
+    default_label: Key = "inconclusive"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> VerdictRules:
+        names = [r.name for r in self.rules]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"rule names given twice: {', '.join(dupes)}")
+        for d in self.defeats:
+            for end in (d.attacker, d.attacked):
+                if end not in names:
+                    raise ValueError(f"defeat {d.attacker} → {d.attacked} names unknown rule {end!r}")
+        pairs = [(d.attacker, d.attacked) for d in self.defeats]
+        if len(set(pairs)) != len(pairs):
+            raise ValueError("a defeat edge is given twice")
+        bands = sorted(self.bands, key=lambda b: b.low)
+        for a, b in zip(bands, bands[1:]):
+            if b.low <= a.high:
+                raise ValueError(f"bands {a.label} [{a.low}, {a.high}] and {b.label} [{b.low}, {b.high}] overlap")
+        labels = [b.label for b in self.bands]
+        if len(set(labels)) != len(labels) or self.default_label in labels or "undetermined" in labels:
+            raise ValueError("band labels must be distinct, differ from the default label, and not be 'undetermined'")
+        return self
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
 
 
 class Runtime(Value):
     """The runtime conditions a replay must match: precision, ordering, tie-breaking."""
 
-    precision: Key = "float64; epsilon=1e-12; rounded to 12 decimals"
-    ordering: Key = "sort by id"
-    tie_breaking: Key = "lowest id first"
+    precision: Key = "float64; fixed point to epsilon=1e-12; results rounded to 12 decimals"
+    ordering: Key = "records and rules sorted by id and name"
+    tie_breaking: Key = "aggregation as declared by the rules; no registration order"
     time_precision: Key = "millisecond"
 
 
@@ -638,6 +701,7 @@ class Closure(Record):
         "gaf": ("CLOSES", ("gaf",)),
         "projection": ("UNDER", ("projection",)),
         "rules": ("JUDGED_BY", ("rules",)),
+        "completeness": ("ASSUMES_COMPLETE", ("completeness",)),
         "supersedes": ("SUPERSEDES", ("closure",)),
     }
 
@@ -646,16 +710,20 @@ class Closure(Record):
     subject: Key
     event: Key | None = None
     period: Interval | None = None
+    as_of: Instant
     gaf: Ref
     completeness: list[Ref] = []
-    absence: Text = "absence is unknown outside declared complete scopes"
+    absence: Text = "absence is false only inside the declared complete scopes, unknown elsewhere; denial is not absence"
+    uncertainty: Text = "unknown premises are taken each way; a verdict interval across a label boundary is undetermined"
     projection: Ref
     projection_version: PositiveInt
     implementation: Key
     rules: Ref
+    rules_version: PositiveInt
     engine: Key
     runtime: Runtime = Runtime()
-    thresholds: dict[str, float] = {}
+    bands: list[Band] = []
+    default_label: Key = "inconclusive"
     canonicalisation: Key = "RFC8785-JCS+sha256"
     supersedes: list[Ref] = []
     closed_at: Instant

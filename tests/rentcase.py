@@ -28,3 +28,33 @@ def load(store: GafStore, *, with_e: bool = False) -> Projection:
 def agent_id(store: GafStore, key: str) -> str:
     (agent,) = store.find("agent", key=key)
     return agent.id
+
+
+def close_both(store: GafStore):
+    """The rent case's two closures: before claim E (undetermined) and after (paid)."""
+    from gaf.closure import close
+    from gaf.policies import read_rules
+    from gaf.projection import project
+
+    policy = load(store, with_e=False)
+    rules = publish(store, read_rules(RENT / "verdict-rules.yaml"))
+    reviewer = agent_id(store, "registry-clerk")
+    first = project(store, policy, as_of=BEFORE_E, reviewer=reviewer, at=BEFORE_E)
+    c1 = close(store, first.gaf.id, rules, subject=RENT_JULY, as_of=BEFORE_E, closed_at=BEFORE_E)
+    ingest(store, RENT / "claim-e.yaml", recorded_at=NOW)
+    second = project(store, policy, as_of=AFTER_E, reviewer=reviewer, at=AFTER_E)
+    c2 = close(store, second.gaf.id, rules, subject=RENT_JULY, as_of=AFTER_E, closed_at=AFTER_E, supersedes=[c1.closure.id])
+    return c1, c2
+
+
+def tamper(store: GafStore, record_id: str, **changes) -> None:
+    """Edit a stored node behind gaf's back, as an attacker with database access would."""
+    import json
+
+    from gaf.canonical import kind_of
+    from gaf.store.schema import label_of
+
+    label = label_of(kind_of(record_id))
+    (row,) = store.read(f"MATCH (n:{label} {{id: $id}}) RETURN n.body AS body", {"id": record_id})
+    body = json.dumps(json.loads(row["body"]) | changes)
+    store._write(lambda tx: tx.run(f"MATCH (n:{label} {{id: $id}}) SET n.body = $b", {"id": record_id, "b": body}))

@@ -1,0 +1,250 @@
+"""Closure and replay: freeze a decision, compute its verdict, and recompute it later.
+
+A closure is the replay contract of a decision: the GAF it judged, the question,
+subject and time, the projection policy and the verdict rules by id and version,
+the completeness declarations and how absence and uncertainty were treated, the
+engine and its runtime conditions, and the canonicalisation that identifies all
+of it. ``close`` writes the closure and its verdict in one transaction.
+``replay`` recomputes the GAF and the verdict from what is stored and says
+"identical", or names the layer that differs — inputs, projection policy,
+accepted facts, rules, or runtime/engine — because "it changed" cannot be fixed
+but "the rules changed" can.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from gaf.canonical import CANONICALISATION
+from gaf.derive import Entry, Truth, show
+from gaf.errors import GafError, InvalidRecord, UnknownReference
+from gaf.projection import PolicyFacts, evaluate, ground_of
+from gaf.records import GAF, AcceptedFact, Closure, Interval, Projection, Proposition, Verdict, VerdictRules
+from gaf.rules import Atom, Not, RuleRef, resolve
+from gaf.store.base import GafStore
+from gaf.verdict import ENGINE, Judgement, judge
+
+
+@dataclass
+class Closed:
+    """A closure, its verdict, and the judgement with its readable trace."""
+
+    closure: Closure
+    verdict: Verdict
+    judgement: Judgement
+
+
+def gaf_facts(store: GafStore, gaf: GAF, policy: Projection, as_of: datetime) -> tuple[PolicyFacts, dict[str, Proposition]]:
+    """The GAF as a fact base: accepted facts true, unresolved unknown, rejected false."""
+    facts = store.get_many(gaf.facts)
+    missing = sorted(set(gaf.facts) - facts.keys())
+    if missing:
+        raise UnknownReference(f"GAF {gaf.id} lists facts that are not stored: {', '.join(missing[:3])}", where=gaf.id)
+    prop_ids = {f.proposition for f in facts.values()} | set(gaf.unresolved) | set(gaf.rejected)  # type: ignore[attr-defined]
+    props: dict[str, Proposition] = store.get_many(prop_ids)  # type: ignore[assignment]
+    entries = [Entry(ground_of(props[f.proposition]), Truth.TRUE, f.id) for f in facts.values()]  # type: ignore[attr-defined]
+    entries += [Entry(ground_of(props[p]), Truth.UNKNOWN, p) for p in gaf.unresolved]
+    entries += [Entry(ground_of(props[p]), Truth.FALSE, p) for p in gaf.rejected]
+    return PolicyFacts(policy, entries, as_of), props
+
+
+def close(
+    store: GafStore,
+    gaf_id: str,
+    rules: VerdictRules,
+    *,
+    subject: str,
+    as_of: datetime,
+    closed_at: datetime,
+    question: str | None = None,
+    purpose: str | None = None,
+    event: str | None = None,
+    period: Interval | None = None,
+    supersedes: list[str] | None = None,
+) -> Closed:
+    """Freeze a GAF into a closure, judge it, and write both in one transaction.
+
+    ``as_of`` is the transaction time the GAF was projected at (replay projects
+    again at that time); ``closed_at`` is when the closure is made.
+    """
+    gaf = store.get(gaf_id)
+    if not isinstance(gaf, GAF):
+        raise UnknownReference(f"no GAF {gaf_id} in {store.location}", hint="project first; gaf project prints the GAF id")
+    policy = store.get(gaf.projection)
+    assert isinstance(policy, Projection)
+    facts, props = gaf_facts(store, gaf, policy, as_of)
+    judgement = _judge(rules, facts, subject, policy, gaf, props)
+    closure = Closure(
+        question=question or policy.question,
+        purpose=purpose if purpose is not None else policy.purpose,
+        subject=subject,
+        event=event,
+        period=period or policy.scope.period,
+        as_of=as_of,
+        gaf=gaf.id,
+        completeness=sorted(d.id for d in facts.declarations),
+        projection=policy.id,
+        projection_version=policy.version,
+        implementation=policy.implementation,
+        rules=rules.id,
+        rules_version=rules.version,
+        engine=judgement.engine,
+        bands=rules.bands,
+        default_label=rules.default_label,
+        canonicalisation=CANONICALISATION,
+        supersedes=sorted(supersedes or []),
+        closed_at=closed_at,
+    )
+    verdict = _verdict_record(closure, judgement)
+    store.put([rules, closure, verdict])
+    return Closed(closure, verdict, judgement)
+
+
+def _verdict_record(closure: Closure, j: Judgement) -> Verdict:
+    return Verdict(closure=closure.id, label=j.label, strength=j.strength, low=j.low, high=j.high, engine=j.engine, trace=j.trace())
+
+
+def _judge(rules: VerdictRules, facts: PolicyFacts, subject: str, policy: Projection, gaf: GAF, props: dict[str, Proposition]) -> Judgement:
+    judgement = judge(rules, facts, subject=subject)
+    if not judgement.settles:
+        return judgement
+    # An unknown derived premise is settled by the unresolved claims-level facts beneath it.
+    beneath = _beneath(policy, {s.split("(", 1)[0] for s in judgement.settles})
+    extra = sorted(show(ground_of(props[p])) for p in gaf.unresolved if props[p].predicate in beneath)
+    return Judgement(
+        judgement.label, judgement.strength, judgement.low, judgement.high, judgement.rules,
+        tuple(sorted(set(judgement.settles) | set(extra))), judgement.engine,
+    )  # fmt: skip
+
+
+def _beneath(policy: Projection, predicates: set[str]) -> set[str]:
+    """The claim-level predicates the policy's rules reach from these derived ones."""
+    by_ref = {r.ref: r for r in policy.derivation_rules}
+    heads = {r.head.predicate for r in policy.derivation_rules}
+    seen: set[str] = set()
+    todo = [p for p in predicates if p in heads]
+    out: set[str] = set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        for r in policy.derivation_rules:
+            if r.head.predicate != p:
+                continue
+            for b in r.bodies:
+                for clause in b.when:
+                    inner = clause.not_ if isinstance(clause, Not) else clause
+                    if isinstance(inner, (Atom, RuleRef)):
+                        q = resolve(inner, by_ref).predicate
+                        if q in heads:
+                            todo.append(q)
+                        else:
+                            out.add(q)
+    return out
+
+
+# ---------------------------------------------------------------------- replay
+
+
+@dataclass
+class Replay:
+    """What replaying a closure found: identical, or the layers that differ and why."""
+
+    closure: str
+    identical: bool
+    layers: list[dict[str, str]] = field(default_factory=list)
+    gaf: str | None = None
+    verdict: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"closure": self.closure, "identical": self.identical, "layers": self.layers, "gaf": self.gaf, "verdict": self.verdict}
+
+
+Judge = Callable[..., Judgement]
+
+
+def replay(store: GafStore, closure_id: str, *, engine: str = ENGINE, judge_with: Judge = judge) -> Replay:
+    """Recompute a closure's GAF and verdict from the stored inputs and compare.
+
+    Layers, in the order they are checked: inputs (the claims the projection
+    reads), projection policy, accepted facts (the GAF and its members), rules,
+    runtime/engine. Each record read is checked against its content id, so an
+    edit made behind gaf's back is named where it happened.
+    """
+    closure = _read(store, closure_id, "closure")
+    if not isinstance(closure, Closure):
+        raise UnknownReference(f"no closure {closure_id} in {store.location}")
+    out = Replay(closure=closure.id, identical=True)
+
+    def differ(layer: str, detail: str) -> None:
+        out.identical = False
+        out.layers.append({"layer": layer, "detail": detail})
+
+    policy = _checked(store, closure.projection, "projection policy", differ)
+    rules = _checked(store, closure.rules, "rules", differ)
+    stored_gaf = _checked(store, closure.gaf, "accepted facts", differ)
+    stored_verdicts = [v for v in store.find("verdict", closure=closure.id)]
+    if not isinstance(policy, Projection) or not isinstance(rules, VerdictRules) or not isinstance(stored_gaf, GAF):
+        return out
+    try:
+        evaluated = evaluate(store, policy, as_of=closure.as_of)
+    except InvalidRecord as exc:
+        differ("inputs", f"a claim no longer matches its id: {exc.message}")
+        return out
+    candidate_ids = {c.id for c in evaluated.candidates}
+    recomputed = evaluated.gaf([f for f in stored_gaf.facts if f in candidate_ids])
+    out.gaf = recomputed.id
+    if recomputed.id != stored_gaf.id:
+        lost = sorted(set(stored_gaf.facts) - candidate_ids)
+        detail = f"re-projecting gives GAF {recomputed.id}, the closure froze {stored_gaf.id}"
+        if lost:
+            detail += f"; {len(lost)} accepted fact(s) are no longer justified by the claims, e.g. {lost[0]}"
+        differ("inputs", detail)
+    for fact_id in stored_gaf.facts:
+        try:
+            fact = store.get(fact_id)
+        except InvalidRecord as exc:
+            differ("accepted facts", exc.message)
+            continue
+        if fact is None:
+            differ("accepted facts", f"{fact_id} is in the GAF but not stored")
+        elif isinstance(fact, AcceptedFact) and fact.projection != policy.id:
+            differ("accepted facts", f"{fact_id} was accepted under another policy ({fact.projection})")
+    if engine != closure.engine:
+        differ("runtime/engine", f"closure was judged by {closure.engine}, replayed with {engine}")
+    if any(layer["layer"] == "accepted facts" for layer in out.layers):
+        return out  # the verdict cannot be recomputed from facts that no longer match their ids
+    facts, _ = gaf_facts(store, stored_gaf, policy, closure.as_of)
+    judgement = judge_with(rules, facts, subject=closure.subject)
+    fresh = {"label": judgement.label, "strength": judgement.strength, "low": judgement.low, "high": judgement.high}
+    out.verdict = fresh
+    if stored_verdicts:
+        old = stored_verdicts[0]
+        before = {"label": old.label, "strength": old.strength, "low": old.low, "high": old.high}  # type: ignore[attr-defined]
+        if before != fresh and out.identical:
+            differ("runtime/engine", f"same inputs, rules and facts, but the verdict is now {fresh}, was {before}")
+        elif before != fresh:
+            out.layers[-1]["detail"] += f" (verdict now {fresh['label']} {fresh['strength']:+}, was {before['label']} {before['strength']:+})"
+    return out
+
+
+def _read(store: GafStore, record_id: str, what: str):
+    try:
+        return store.get(record_id)
+    except InvalidRecord as exc:
+        raise GafError(f"the stored {what} {record_id} no longer matches its id: {exc.what}", where=record_id) from None
+
+
+def _checked(store: GafStore, record_id: str, layer: str, differ: Callable[[str, str], None]):
+    try:
+        record = store.get(record_id)
+    except InvalidRecord as exc:
+        differ(layer, f"stored {record_id} no longer matches its content id: {exc.what}")
+        return None
+    if record is None:
+        differ(layer, f"{record_id} is not stored")
+    return record
