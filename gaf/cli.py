@@ -23,7 +23,7 @@ from rich.table import Table
 
 from gaf import __version__
 from gaf.errors import GafError
-from gaf import policies, projection
+from gaf import closure, policies, projection
 from gaf.ledger import ingest as ingest_records
 from gaf.ledger import resolve_key
 from gaf.records import Record, json_schema, record_type
@@ -473,6 +473,154 @@ def _print_projection(data: dict[str, Any]) -> None:
     for p in data["rejected"]:
         t.add_row("[red]rejected[/]", p, "")
     out.print(t)
+
+
+rules_app = typer.Typer(help="Verdict rule sets: publish, revise, list.", no_args_is_help=True)
+app.add_typer(rules_app, name="rules")
+
+
+@rules_app.command("add")
+def rules_add(
+    path: Annotated[Path, typer.Argument(help="A verdict rules YAML file.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Publish a verdict rule set version; other content under the same version is refused.
+
+    [b]Examples[/b]
+
+      gaf rules add examples/rent/verdict-rules.yaml
+    """
+
+    def work() -> None:
+        with GafStore.open(store) as s:
+            rules = policies.publish(s, policies.read_rules(path))
+        _emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
+
+    _run(as_json, work)
+
+
+@rules_app.command("list")
+def rules_list(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """List published verdict rule sets and their versions.
+
+    [b]Examples[/b]
+
+      gaf rules list --json
+    """
+
+    def work() -> None:
+        with GafStore.open(store, read_only=True) as s:
+            rows = [{"name": r.name, "version": r.version, "id": r.id, "conclusion": r.conclusion}
+                    for n in policies.names(s, "rules") for r in policies.history(s, n, "rules")]  # fmt: skip
+        _emit(as_json, rows, lambda: out.print(_rows_table(rows, ("name", "version", "id", "conclusion"))))
+
+    _run(as_json, work)
+
+
+def _rows_table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Table:
+    t = Table()
+    for col in columns:
+        t.add_column(col)
+    for r in rows:
+        t.add_row(*(_short(str(r[c])) if c == "id" else str(r[c]) for c in columns))
+    return t
+
+
+@app.command(name="close")
+def close_(
+    gaf_id: Annotated[str, typer.Argument(help="The GAF to close (gaf project prints it).")],
+    rules: Annotated[str, typer.Option(help="Verdict rules: NAME or NAME@VERSION.")],
+    subject: Annotated[str, typer.Option(help="What the verdict is about, e.g. rent:lease-17/2026-07.")],
+    as_of: Annotated[str, typer.Option(help="The transaction time the GAF was projected at (ISO 8601).")],
+    supersedes: Annotated[Optional[list[str]], typer.Option(help="A closure this one supersedes (repeatable).")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Freeze a GAF into a closure and compute its verdict (one transaction).
+
+    [b]Examples[/b]
+
+      gaf close gaf:7cee… --rules rent-paid --subject rent:lease-17/2026-07 --as-of 2026-07-15
+    """
+
+    def work() -> None:
+        rules_name, _, version = rules.partition("@")
+        with GafStore.open(store) as s:
+            rule_set = policies.get(s, rules_name, int(version) if version else None, kind="rules")
+            closed = closure.close(s, gaf_id, rule_set, subject=subject, as_of=to_instant(as_of),
+                                   closed_at=datetime.now(timezone.utc), supersedes=supersedes or [])  # fmt: skip
+        data = {"closure": closed.closure.id, "verdict": closed.verdict.to_json()}
+        _emit(as_json, data, lambda: out.print(f"closure {closed.closure.id}\n{closed.judgement.text()}", highlight=False))
+
+    _run(as_json, work)
+
+
+@app.command()
+def verdict(
+    closure_id: Annotated[str, typer.Argument(help="A closure id.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show the verdict of a closure with its full trace.
+
+    [b]Examples[/b]
+
+      gaf verdict closure:be9d… --json
+    """
+
+    def work() -> None:
+        with GafStore.open(store, read_only=True) as s:
+            found = s.find("verdict", closure=closure_id)
+        if not found:
+            raise GafError(f"no verdict for {closure_id}", hint="gaf close makes one")
+        v = found[0]
+        _emit(as_json, v.to_json(), lambda: out.print(_verdict_text(v), highlight=False))
+
+    _run(as_json, work)
+
+
+def _verdict_text(v: Any) -> str:
+    lines = [f"{v.label}: {v.strength:+.3f} (interval {v.low:+.3f} … {v.high:+.3f}) by {v.engine}"]
+    for r in v.trace.get("rules", []):
+        strength = r["strength"] if isinstance(r["strength"], str) else f"strength {r['strength']:.3f}"
+        lines.append(f"  {r['role']:9} {r['name']} activation={r['activation']}: {strength}")
+        lines += [f"            unknown: {u}" for u in r.get("unknown_premises", [])]
+    if v.trace.get("would_settle"):
+        lines.append("  would settle it: " + "; ".join(v.trace["would_settle"]))
+    return "\n".join(lines)
+
+
+@app.command(name="replay")
+def replay_(
+    closure_id: Annotated[str, typer.Argument(help="A closure id.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Recompute a closure's GAF and verdict from the stored inputs; name the layer that differs.
+
+    Exit code 0 when identical, 4 when a layer differs.
+
+    [b]Examples[/b]
+
+      gaf replay closure:be9d…
+    """
+
+    def work() -> None:
+        with GafStore.open(store, read_only=True) as s:
+            report = closure.replay(s, closure_id)
+
+        def text() -> None:
+            if report.identical:
+                out.print(f"[green]identical[/]: GAF {report.gaf}, verdict {report.verdict['label']} {report.verdict['strength']:+}")
+            for layer in report.layers:
+                out.print(f"[red]{layer['layer']}[/]: {layer['detail']}", highlight=False)
+
+        _emit(as_json, report.to_dict(), text)
+        if not report.identical:
+            raise typer.Exit(4)
+
+    _run(as_json, work)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -75,7 +75,7 @@ def test_wrong_neo4j_credentials_are_named(neo4j_store, monkeypatch):
 
 
 def test_every_command_has_help_with_examples():
-    for command in ("init", "schema", "ingest", "show", "list", "stats", "project"):
+    for command in ("init", "schema", "ingest", "show", "list", "stats", "project", "close", "verdict", "replay"):
         result = runner.invoke(app, [command, "--help"])
         assert result.exit_code == 0 and "Examples" in result.stdout, command
 
@@ -107,3 +107,18 @@ def test_policy_and_project_commands_tell_the_rent_story(target):
 def test_an_unknown_policy_exits_2_with_what_to_do(tmp_path):
     result = runner.invoke(app, ["project", "nope", "--reviewer", "x", "--store", str(tmp_path / "s.lbug")])
     assert result.exit_code == 2 and "no published policy nope" in result.stderr
+
+
+def test_close_verdict_and_replay_commands(target):
+    runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", target])
+    runner.invoke(app, ["policy", "add", str(RENT / "policy.yaml"), "--store", target])
+    assert runner.invoke(app, ["rules", "add", str(RENT / "verdict-rules.yaml"), "--store", target]).exit_code == 0
+    gaf = _json(runner.invoke(app, ["project", "rent-delinquency", "--reviewer", "registry-clerk", "--as-of", "2026-07-15",
+                                    "--store", target, "--json"]))["gaf"]  # fmt: skip
+    closed = _json(runner.invoke(app, ["close", gaf, "--rules", "rent-paid@1", "--subject", "rent:lease-17/2026-07",
+                                       "--as-of", "2026-07-15", "--store", target, "--json"]))  # fmt: skip
+    assert closed["verdict"]["label"] == "undetermined"
+    shown = runner.invoke(app, ["verdict", closed["closure"], "--store", target])
+    assert "would settle it" in shown.stdout and "allocated_to(payment:tx-4471" in shown.stdout
+    replayed = runner.invoke(app, ["replay", closed["closure"], "--store", target, "--json"])
+    assert replayed.exit_code == 0 and _json(replayed)["identical"] is True

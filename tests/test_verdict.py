@@ -206,3 +206,16 @@ def test_malformed_rule_sets_are_refused(change, message):
     base = {"name": "r", "version": 1, "conclusion": "c", "rules": [r("w")]}
     with pytest.raises(ValidationError, match=message):
         VerdictRules.model_validate(base | change)
+
+
+def test_the_array_iteration_for_large_graphs_agrees_with_the_exact_one(monkeypatch):
+    import gaf.verdict as engine
+
+    rnd = random.Random(7)
+    weights = {f"a{i}": rnd.random() for i in range(300)}
+    attacks = {(f"a{rnd.randrange(300)}", f"a{i}") for i in range(300) for _ in range(3)}
+    attacks = sorted((a, b) for a, b in attacks if a != b)
+    exact = h_categoriser(weights, attacks)
+    monkeypatch.setattr(engine, "VECTOR_THRESHOLD", 10)
+    vectorised = h_categoriser(weights, attacks)
+    assert max(abs(exact[a] - vectorised[a]) for a in weights) < 1e-11
