@@ -99,7 +99,7 @@ def close(
         closed_at=closed_at,
     )
     verdict = _verdict_record(closure, judgement)
-    store.put([rules, closure, verdict])
+    store.put([rules, closure, verdict], at=closed_at)
     return Closed(closure, verdict, judgement)
 
 

@@ -214,7 +214,7 @@ def ingest(
     report.write.failed = errors
     ordered = _dependency_order(records)
     for start in range(0, len(ordered), batch_size):
-        report.write.merge(store.put(ordered[start : start + batch_size], mode=mode))
+        report.write.merge(store.put(ordered[start : start + batch_size], mode=mode, at=recorded_at))
         if progress:
             progress(min(start + batch_size, len(ordered)), len(ordered))
     return report

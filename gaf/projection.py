@@ -564,7 +564,7 @@ def accept(
     if dry_run:
         present = store.exists(r.id for r in records)
         return AcceptReport(decision, [r for r in records if r.id not in present], WriteReport(failed=failed), True)
-    report = store.put(records)
+    report = store.put(records, at=at)
     report.failed = failed
     return AcceptReport(decision, records, report, False)
 

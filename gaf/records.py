@@ -33,7 +33,7 @@ from gaf.types import Instant, Interval, Key, Ref, Scalar, Text, Value
 DEFAULT_MAX_RECORD_BYTES = 1 << 20
 
 #: Node properties every record has; no record field may take these names.
-RESERVED_PROPERTIES = frozenset({"id", "kind", "body"})
+RESERVED_PROPERTIES = frozenset({"id", "kind", "body", "written_at"})
 
 
 def max_record_bytes() -> int:
@@ -67,6 +67,8 @@ class Record(Value):
     REFS: ClassVar[dict[str, tuple[str, tuple[str, ...]]]] = {}
     #: relationships to implied records: type -> kinds they reach
     IMPLIED_RELS: ClassVar[dict[str, tuple[str, ...]]] = {}
+    #: the field holding the record's own transaction time, if it has one
+    TIME_FIELD: ClassVar[str | None] = None
     #: scalar fields copied onto the node, name -> column type (derived)
     COLUMNS: ClassVar[dict[str, str]] = {}
 
@@ -141,6 +143,10 @@ class Record(Value):
     def implied(self) -> list[Record]:
         """Records that exist because this one does (written in the same transaction)."""
         return []
+
+    def time(self) -> datetime | None:
+        """When the record entered the system by its own account (e.g. a claim's recorded_at)."""
+        return getattr(self, self.TIME_FIELD) if self.TIME_FIELD else None
 
     def to_json(self) -> dict[str, Any]:
         """The record as a JSON object, with its kind and id."""
@@ -239,6 +245,7 @@ class SourceInvalidation(Record):
 
     kind: Literal["invalidation"] = "invalidation"
     LABEL: ClassVar[str] = "SourceInvalidation"
+    TIME_FIELD: ClassVar = "recorded_at"
     REFS: ClassVar = {"source": ("INVALIDATES", ("source",)), "by": ("DECLARED_BY", ("agent",))}
 
     source: Ref
@@ -304,6 +311,7 @@ class Claim(Record):
 
     kind: Literal["claim"] = "claim"
     LABEL: ClassVar[str] = "Claim"
+    TIME_FIELD: ClassVar = "recorded_at"
     NON_IDENTITY: ClassVar = frozenset({"recorded_at"})
     REFS: ClassVar = {"source": ("FROM_SOURCE", ("source",)), "observer": ("OBSERVED_BY", ("agent",))}
     IMPLIED_RELS: ClassVar = {"ASSERTS": ("proposition",), "DENIES": ("proposition",)}
@@ -530,6 +538,7 @@ class Decision(Record):
 
     kind: Literal["decision"] = "decision"
     LABEL: ClassVar[str] = "Decision"
+    TIME_FIELD: ClassVar = "decided_at"
     REFS: ClassVar = {"reviewer": ("DECIDED_BY", ("agent",)), "accepted": ("ACCEPTED", ("fact",))}
 
     reviewer: Ref
@@ -696,6 +705,7 @@ class Closure(Record):
 
     kind: Literal["closure"] = "closure"
     LABEL: ClassVar[str] = "Closure"
+    TIME_FIELD: ClassVar = "closed_at"
     NON_IDENTITY: ClassVar = frozenset({"closed_at"})
     REFS: ClassVar = {
         "gaf": ("CLOSES", ("gaf",)),
@@ -759,6 +769,7 @@ class Action(Record):
 
     kind: Literal["action"] = "action"
     LABEL: ClassVar[str] = "Action"
+    TIME_FIELD: ClassVar = "requested_at"
     REFS: ClassVar = {
         "verdict": ("EXECUTES", ("verdict",)),
         "authorised_by": ("AUTHORISED_BY", ("agent",)),
@@ -792,6 +803,7 @@ class ActionStatus(Record):
 
     kind: Literal["action_status"] = "action_status"
     LABEL: ClassVar[str] = "ActionStatus"
+    TIME_FIELD: ClassVar = "at"
     REFS: ClassVar = {"action": ("STATUS_OF", ("action",))}
 
     action: Ref
@@ -814,6 +826,7 @@ class Reopen(Record):
 
     kind: Literal["reopen"] = "reopen"
     LABEL: ClassVar[str] = "Reopen"
+    TIME_FIELD: ClassVar = "at"
     REFS: ClassVar = {
         "cause": ("TRIGGERED_BY", tuple(sorted({"claim", "invalidation", "policy", "projection", "rules", "appeal"}))),
         "reopened": ("REOPENS", ("closure",)),
@@ -837,6 +850,7 @@ class CaseDecision(Record):
 
     kind: Literal["case_decision"] = "case_decision"
     LABEL: ClassVar[str] = "CaseDecision"
+    TIME_FIELD: ClassVar = "decided_at"
     REFS: ClassVar = {"closure": ("DECIDES_CASE", ("closure",)), "decided_by": ("DECIDED_BY", ("agent",))}
 
     closure: Ref
@@ -851,6 +865,7 @@ class PolicyCandidate(Record):
 
     kind: Literal["policy_candidate"] = "policy_candidate"
     LABEL: ClassVar[str] = "PolicyCandidate"
+    TIME_FIELD: ClassVar = "proposed_at"
     REFS: ClassVar = {"cases": ("GENERALISES", ("case_decision",)), "proposed_by": ("PROPOSED_BY", ("agent",))}
 
     name: Key
@@ -866,6 +881,7 @@ class RatifiedPolicy(Record):
 
     kind: Literal["policy"] = "policy"
     LABEL: ClassVar[str] = "RatifiedPolicy"
+    TIME_FIELD: ClassVar = "ratified_at"
     REFS: ClassVar = {
         "candidate": ("RATIFIES", ("policy_candidate",)),
         "authority": ("RATIFIED_BY", ("agent",)),
@@ -891,6 +907,7 @@ class PolicyException(Record):
 
     kind: Literal["policy_exception"] = "policy_exception"
     LABEL: ClassVar[str] = "PolicyException"
+    TIME_FIELD: ClassVar = "raised_at"
     REFS: ClassVar = {"policy": ("EXCEPTION_TO", ("policy",))}
 
     policy: Ref
@@ -904,6 +921,7 @@ class Waiver(Record):
 
     kind: Literal["waiver"] = "waiver"
     LABEL: ClassVar[str] = "Waiver"
+    TIME_FIELD: ClassVar = "granted_at"
     REFS: ClassVar = {
         "policy": ("WAIVES", ("policy", "projection", "rules")),
         "closure": ("WAIVED_FOR", ("closure",)),
@@ -922,6 +940,7 @@ class Appeal(Record):
 
     kind: Literal["appeal"] = "appeal"
     LABEL: ClassVar[str] = "Appeal"
+    TIME_FIELD: ClassVar = "filed_at"
     REFS: ClassVar = {"closure": ("APPEALS", ("closure",)), "by": ("APPEALED_BY", ("agent",))}
 
     closure: Ref

@@ -17,12 +17,14 @@ import abc
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal, Protocol, Self, TypeVar
 
 from gaf.canonical import kind_of
 from gaf.errors import BatchRejected, GafError, InvalidRecord, UnknownReference
 from gaf.records import RECORD_TYPES, Record, parse_body, parse_record, record_type
 from gaf.store.schema import GraphSchema, graph_schema, label_of
+from gaf.types import format_instant
 
 Mode = Literal["atomic", "best_effort"]
 T = TypeVar("T")
@@ -121,21 +123,26 @@ class GafStore(abc.ABC):
 
     # ------------------------------------------------------------------ writing
 
-    def put(self, records: Iterable[Record | dict[str, Any]], *, mode: Mode = "atomic") -> WriteReport:
+    def put(
+        self, records: Iterable[Record | dict[str, Any]], *, mode: Mode = "atomic", at: datetime | None = None
+    ) -> WriteReport:
         """Append records (and the records they imply) in one transaction.
 
         Ids already stored are no-ops and reported as ``existing``. In ``atomic``
         mode one bad item (malformed, or pointing at an id that is neither in the
         batch nor stored) refuses the batch with BatchRejected and writes nothing;
         in ``best_effort`` mode the bad items are reported in ``failed`` and the
-        rest is written.
+        rest is written. Each node is stamped ``written_at``: the record's own time
+        if it has one (a claim's recorded_at, a closure's closed_at), else ``at`` —
+        passed in by the operation, so "as of" questions can be asked later.
         """
         if mode not in ("atomic", "best_effort"):
             raise InvalidRecord(f"unknown write mode {mode!r}", hint="use 'atomic' or 'best_effort'")
         batch, failed = _parse_items(records)
         if failed and mode == "atomic":
             raise BatchRejected([f.error for f in failed])
-        return self._write(lambda tx: _put_in(tx, batch, failed, mode))
+        stamp = format_instant(at) if at is not None else None
+        return self._write(lambda tx: _put_in(tx, batch, failed, mode, stamp))
 
     # ------------------------------------------------------------------ reading
 
@@ -218,7 +225,7 @@ def _parse_items(items: Iterable[Record | dict[str, Any]]) -> tuple[dict[int, Re
     return batch, failed
 
 
-def _put_in(tx: Tx, items: dict[int, Record], failed: list[ItemError], mode: Mode) -> WriteReport:
+def _put_in(tx: Tx, items: dict[int, Record], failed: list[ItemError], mode: Mode, at: str | None) -> WriteReport:
     """The body of ``put``: decide inside the transaction, so the decision and the write agree."""
     report = WriteReport(failed=list(failed))
     given = list(items.values())
@@ -236,7 +243,7 @@ def _put_in(tx: Tx, items: dict[int, Record], failed: list[ItemError], mode: Mod
         # Rebuild from the surviving items, so a refused claim leaves no orphan propositions.
         survivors = [r for r in given if r.id not in bad and r.id not in present]
         new = {rid: r for rid, r in _expand(survivors).items() if rid not in present}
-    _create(tx, list(new.values()))
+    _create(tx, list(new.values()), at)
     report.written = [r.id for r in given if r.id in new]
     return report
 
@@ -288,14 +295,14 @@ def _existing_ids(tx: Tx, ids: Iterable[str]) -> set[str]:
     return found
 
 
-def _create(tx: Tx, records: list[Record]) -> None:
+def _create(tx: Tx, records: list[Record], at: str | None) -> None:
     """CREATE the new nodes, then their relationships: ids are known to be new."""
     by_label: dict[str, list[Record]] = defaultdict(list)
     for record in records:
         by_label[record.LABEL].append(record)
     for label, group in sorted(by_label.items()):
         for chunk in _chunks(group, STATEMENT_ROWS):
-            tx.run(_CREATE[label], {"rows": [_node_row(r) for r in chunk]})
+            tx.run(_CREATE[label], {"rows": [_node_row(r, at) for r in chunk]})
     edges: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
     for record in records:
         for rel, target in record.edges():
@@ -305,8 +312,10 @@ def _create(tx: Tx, records: list[Record]) -> None:
             tx.run(_link(rel, src, dst), {"rows": chunk})
 
 
-def _node_row(record: Record) -> dict[str, Any]:
-    return {"id": record.id, "kind": record.KIND, "body": record.body.decode("utf-8"), **record.props()}
+def _node_row(record: Record, at: str | None) -> dict[str, Any]:
+    own = record.time()
+    written = format_instant(own) if own is not None else at
+    return {"id": record.id, "kind": record.KIND, "body": record.body.decode("utf-8"), "written_at": written, **record.props()}
 
 
 def _by_label(ids: Iterable[str]) -> dict[str, list[str]]:
@@ -327,7 +336,7 @@ def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 
 
 def _create_statement(label: str, columns: Iterable[str]) -> str:
-    props = ", ".join(f"{c}: r.{c}" for c in ("id", "kind", "body", *columns))
+    props = ", ".join(f"{c}: r.{c}" for c in ("id", "kind", "body", "written_at", *columns))
     # Creates one node per row; callers guarantee the ids are new.
     return f"UNWIND $rows AS r CREATE (n:{label} {{{props}}})"
 

@@ -67,7 +67,7 @@ class LadybugStore(GafStore):
         schema = graph_schema()
         for label, columns in sorted(schema.nodes.items()):
             cols = "".join(f", {name} {kind}" for name, kind in columns.items())
-            self._conn.execute(f"CREATE NODE TABLE IF NOT EXISTS {label}(id STRING PRIMARY KEY, kind STRING, body STRING{cols})")
+            self._conn.execute(f"CREATE NODE TABLE IF NOT EXISTS {label}(id STRING PRIMARY KEY, kind STRING, body STRING, written_at STRING{cols})")
         for rel, pairs in schema.rels.items():
             ends = ", ".join(f"FROM {a} TO {b}" for a, b in pairs)
             self._conn.execute(f"CREATE REL TABLE IF NOT EXISTS `{rel}`({ends})")
