@@ -220,6 +220,14 @@ def ingest(
     return report
 
 
+def resolve_items(store: GafStore, items: list[Item], recorded_at: datetime) -> list[Record]:
+    """The records of some items, checked and with keys resolved, without writing anything."""
+    records, errors = _resolve(store, items, recorded_at)
+    if errors:
+        raise BatchRejected([e.error for e in errors])
+    return records
+
+
 def _resolve(store: GafStore, items: list[Item], recorded_at: datetime) -> tuple[list[Record], list[ItemError]]:
     """Records from items: keys turned into ids, defaults filled, each checked.
 

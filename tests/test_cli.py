@@ -75,8 +75,8 @@ def test_wrong_neo4j_credentials_are_named(neo4j_store, monkeypatch):
 
 
 def test_every_command_has_help_with_examples():
-    for command in ("init", "schema", "ingest", "show", "list", "stats", "project", "close", "verdict", "replay"):
-        result = runner.invoke(app, [command, "--help"])
+    for command in ("init", "schema", "ingest", "show", "list", "stats", "project", "close", "verdict", "replay", "impact source"):
+        result = runner.invoke(app, [*command.split(), "--help"])
         assert result.exit_code == 0 and "Examples" in result.stdout, command
 
 
@@ -122,3 +122,16 @@ def test_close_verdict_and_replay_commands(target):
     assert "would settle it" in shown.stdout and "allocated_to(payment:tx-4471" in shown.stdout
     replayed = runner.invoke(app, ["replay", closed["closure"], "--store", target, "--json"])
     assert replayed.exit_code == 0 and _json(replayed)["identical"] is True
+
+
+def test_impact_commands_write_json_html_and_markdown(target, tmp_path):
+    runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", target])
+    runner.invoke(app, ["policy", "add", str(RENT / "policy.yaml"), "--store", target])
+    runner.invoke(app, ["project", "rent-delinquency", "--reviewer", "registry-clerk", "--as-of", "2026-07-15", "--store", target])
+    page, notes = tmp_path / "impact.html", tmp_path / "impact.md"
+    result = runner.invoke(app, ["impact", "source", "bank-ledger", "--store", target, "--json", "--html", str(page), "--markdown", str(notes)])
+    data = _json(result)
+    assert data["complete"] is True and data["totals"]["fact"]["invalidated"] == 4
+    assert page.read_text().count("<svg") == 1 and notes.read_text().startswith("# Impact of source_invalidated")
+    cut = _json(runner.invoke(app, ["impact", "source", "bank-ledger", "--max-depth", "1", "--store", target, "--json"]))
+    assert cut["complete"] is False and "depth limit 1" in cut["cut"][0]

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import ladybug
 
-from gaf.errors import StoreLocked, StoreUnavailable
+from gaf.errors import StoreError, StoreLocked, StoreUnavailable
 from gaf.store.base import GafStore, Tx, WriteReport
 from gaf.store.schema import graph_schema
 
@@ -27,7 +27,10 @@ class _LadybugTx:
         self._conn = conn
 
     def run(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        result = self._conn.execute(cypher, params or {})
+        try:
+            result = self._conn.execute(cypher, params or {})
+        except RuntimeError as exc:
+            raise StoreError(f"LadybugDB refused the query: {exc}", where=" ".join(cypher.split())[:120]) from None
         names = result.get_column_names()
         return [dict(zip(names, row, strict=True)) for row in result.get_all()]
 
@@ -68,9 +71,18 @@ class LadybugStore(GafStore):
         for label, columns in sorted(schema.nodes.items()):
             cols = "".join(f", {name} {kind}" for name, kind in columns.items())
             self._conn.execute(f"CREATE NODE TABLE IF NOT EXISTS {label}(id STRING PRIMARY KEY, kind STRING, body STRING, written_at STRING{cols})")
+            self._add_missing_columns(label, {"written_at": "STRING", **columns})
         for rel, pairs in schema.rels.items():
             ends = ", ".join(f"FROM {a} TO {b}" for a, b in pairs)
             self._conn.execute(f"CREATE REL TABLE IF NOT EXISTS `{rel}`({ends})")
+
+    def _add_missing_columns(self, label: str, columns: dict[str, str]) -> None:
+        """Bring a store made by an older gaf up to the current schema (columns only ever added)."""
+        result = self._conn.execute(f"CALL table_info('{label}') RETURN name")
+        present = {row[0] for row in result.get_all()}
+        for name, kind in columns.items():
+            if name not in present:
+                self._conn.execute(f"ALTER TABLE {label} ADD {name} {kind}")
 
     def _write(self, work: Callable[[Tx], WriteReport]) -> WriteReport:
         return self._in_transaction("BEGIN TRANSACTION", work)
@@ -83,7 +95,10 @@ class LadybugStore(GafStore):
         try:
             out = work(_LadybugTx(self._conn))
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            try:
+                self._conn.execute("ROLLBACK")
+            except RuntimeError:
+                pass  # LadybugDB already rolled back the transaction a failed statement was in
             raise
         self._conn.execute("COMMIT")
         return out
