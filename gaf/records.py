@@ -434,7 +434,11 @@ class Projection(Record):
     kind: Literal["projection"] = "projection"
     LABEL: ClassVar[str] = "Projection"
     IMPLIED_RELS: ClassVar = {"DECLARES": ("completeness",)}
-    REFS: ClassVar = {"parties": ("NAMES_PARTY", ("agent",)), "revises": ("REVISES", ("projection",))}
+    REFS: ClassVar = {
+        "parties": ("NAMES_PARTY", ("agent",)),
+        "revises": ("REVISES", ("projection",)),
+        "ratified": ("CITES", ("policy",)),
+    }
 
     name: Key
     version: PositiveInt
@@ -452,6 +456,7 @@ class Projection(Record):
     derivation_rules: list[DerivationRule] = []
     implementation: Key = "gaf-projection/1"
     revises: Ref | None = None
+    ratified: list[Ref] = []
 
     def implied(self) -> list[Record]:
         return list(self.completeness)
@@ -758,22 +763,65 @@ class Verdict(Record):
 # --------------------------------------------------------------------------- action and reopen
 
 
-class Limits(Value):
-    amount: float | None = None
+class Grant(Record):
+    """Agent X may authorise actions of kind K for subjects S, up to an amount and a frequency.
+
+    Facts confer no power: an action needs a grant of its own, checked apart from
+    the verdict it executes.
+    """
+
+    kind: Literal["grant"] = "grant"
+    LABEL: ClassVar[str] = "Grant"
+    TIME_FIELD: ClassVar = "granted_at"
+    REFS: ClassVar = {"agent": ("GRANTED_TO", ("agent",)), "granted_by": ("GRANTED_BY", ("agent",))}
+
+    agent: Ref
+    action_kind: Key
+    subjects: list[Key] = Field(default=["*"], min_length=1)
+    max_amount: Annotated[float, Field(ge=0)] | None = None
     frequency: PositiveInt | None = None
-    period: Key | None = None
+    period_days: PositiveInt = 30
+    valid: Interval | None = None
+    granted_by: Ref
+    granted_at: Instant
+
+    def covers(self, subject: str) -> bool:
+        return any(_pattern_covers(p, subject) for p in self.subjects)
+
+
+class ActionPolicy(Record):
+    """Which verdict labels permit which kinds of action (a defeated rule never triggers an effect)."""
+
+    kind: Literal["action_policy"] = "action_policy"
+    LABEL: ClassVar[str] = "ActionPolicy"
+
+    name: Key
+    version: PositiveInt
+    permits: dict[str, list[Key]]
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
 
 
 class Action(Record):
-    """A requested effect that executes a verdict under an authority's grant."""
+    """A requested effect that executes a verdict under an authority's grant.
+
+    ``requested_at`` is kept but not part of identity, so the same request sent
+    twice with the same idempotency key is one action, and causes one effect.
+    """
 
     kind: Literal["action"] = "action"
     LABEL: ClassVar[str] = "Action"
     TIME_FIELD: ClassVar = "requested_at"
+    NON_IDENTITY: ClassVar = frozenset({"requested_at"})
     REFS: ClassVar = {
         "verdict": ("EXECUTES", ("verdict",)),
         "authorised_by": ("AUTHORISED_BY", ("agent",)),
+        "grant": ("UNDER_GRANT", ("grant",)),
+        "policy": ("PERMITTED_BY", ("action_policy",)),
         "compensates": ("COMPENSATES", ("action",)),
+        "waiver": ("WAIVED_BY", ("waiver",)),
     }
 
     action_kind: Key
@@ -781,11 +829,12 @@ class Action(Record):
     object: Key | None = None
     verdict: Ref
     authorised_by: Ref
-    grant: Key
-    limits: Limits = Limits()
-    amount: float | None = None
+    grant: Ref
+    policy: Ref
+    amount: Annotated[float, Field(ge=0)] | None = None
     idempotency_key: Key
     compensates: Ref | None = None
+    waiver: Ref | None = None
     requested_at: Instant
 
 
@@ -851,9 +900,14 @@ class CaseDecision(Record):
     kind: Literal["case_decision"] = "case_decision"
     LABEL: ClassVar[str] = "CaseDecision"
     TIME_FIELD: ClassVar = "decided_at"
-    REFS: ClassVar = {"closure": ("DECIDES_CASE", ("closure",)), "decided_by": ("DECIDED_BY", ("agent",))}
+    REFS: ClassVar = {
+        "closure": ("DECIDES_CASE", ("closure",)),
+        "decided_by": ("DECIDED_BY", ("agent",)),
+        "settles": ("SETTLES", ("policy_exception",)),
+    }
 
     closure: Ref
+    settles: Ref | None = None
     decided_by: Ref
     decision: Text
     reason: Text
@@ -908,10 +962,11 @@ class PolicyException(Record):
     kind: Literal["policy_exception"] = "policy_exception"
     LABEL: ClassVar[str] = "PolicyException"
     TIME_FIELD: ClassVar = "raised_at"
-    REFS: ClassVar = {"policy": ("EXCEPTION_TO", ("policy",))}
+    REFS: ClassVar = {"policy": ("EXCEPTION_TO", ("policy",)), "closure": ("RAISED_FOR", ("closure",))}
 
     policy: Ref
     subject: Key
+    closure: Ref | None = None
     reason: Text
     raised_at: Instant
 
@@ -923,7 +978,7 @@ class Waiver(Record):
     LABEL: ClassVar[str] = "Waiver"
     TIME_FIELD: ClassVar = "granted_at"
     REFS: ClassVar = {
-        "policy": ("WAIVES", ("policy", "projection", "rules")),
+        "policy": ("WAIVES", ("policy", "projection", "rules", "action_policy")),
         "closure": ("WAIVED_FOR", ("closure",)),
         "authority": ("GRANTED_BY", ("agent",)),
     }

@@ -58,3 +58,27 @@ def tamper(store: GafStore, record_id: str, **changes) -> None:
     (row,) = store.read(f"MATCH (n:{label} {{id: $id}}) RETURN n.body AS body", {"id": record_id})
     body = json.dumps(json.loads(row["body"]) | changes)
     store._write(lambda tx: tx.run(f"MATCH (n:{label} {{id: $id}}) SET n.body = $b", {"id": record_id, "b": body}))
+
+
+def authority(store: GafStore) -> dict[str, str]:
+    """Ingest the rent case's grants and action policy; their ids by name."""
+    from datetime import datetime, timezone
+
+    ingest(store, RENT / "authority.yaml", recorded_at=datetime(2026, 1, 15, tzinfo=timezone.utc))
+    out = {f"grant:{g.action_kind}": g.id for g in store.find("grant")}
+    out["policy"] = store.find("action_policy", name="rent-actions")[0].id
+    out["agent"] = agent_id(store, "letting-agent")
+    out["landlord"] = agent_id(store, "landlord-a")
+    return out
+
+
+def first_closure(store: GafStore):
+    """Only the first rent closure (undetermined), not superseded."""
+    from gaf.closure import close
+    from gaf.policies import read_rules
+    from gaf.projection import project
+
+    policy = load(store)
+    rules = publish(store, read_rules(RENT / "verdict-rules.yaml"))
+    first = project(store, policy, as_of=BEFORE_E, reviewer=agent_id(store, "registry-clerk"), at=BEFORE_E)
+    return close(store, first.gaf.id, rules, subject=RENT_JULY, as_of=BEFORE_E, closed_at=BEFORE_E)

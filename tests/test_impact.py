@@ -16,7 +16,7 @@ from gaf.canonical import kind_of
 from gaf.ledger import ingest
 from gaf.projection import evaluate, project
 from gaf.records import (
-    GAF, AcceptedFact, Action, ActionStatus, Agent, Claim, Closure, Evaluation, Projection, Proposition, Source, Verdict,
+    GAF, AcceptedFact, Agent, Claim, Closure, Evaluation, Projection, Proposition, Source, Verdict,
     VerdictRules,
 )  # fmt: skip
 from gaf.rules import body, rule
@@ -47,15 +47,16 @@ def test_invalidating_the_bank_ledger_reaches_the_payment_facts_both_gafs_closur
 
 
 def test_an_executed_action_on_an_affected_verdict_is_flagged_for_compensation(store):
-    c1, _ = close_both(store)
-    clerk = store.find("agent", key="registry-clerk")[0].id
-    action = Action(action_kind="request-allocation", subject="rent:lease-17/2026-07", verdict=c1.verdict.id,
-                    authorised_by=clerk, grant="g1", idempotency_key="k1", requested_at=BEFORE_E)  # fmt: skip
-    done = ActionStatus(action=action.id, status="executed", at=BEFORE_E, receipt={"letter": "sent"})
-    store.put([action, done])
+    from gaf.actions import act
+    from tests.rentcase import authority
+
+    _, c2 = close_both(store)
+    ids = authority(store)
+    done = act(store, verdict=c2.verdict.id, action_kind="receipt", subject="rent:lease-17/2026-07", authorised_by=ids["agent"],
+               grant=ids["grant:receipt"], policy=ids["policy"], idempotency_key="k1", at=AFTER_E)  # fmt: skip
     report = impact.source_invalidated(store, _bank(store))
-    assert report.by_id()[action.id].status == "invalidated"
-    assert report.to_compensate == [action.id]
+    assert report.by_id()[done.action.id].status == "invalidated"
+    assert report.to_compensate == [done.action.id]
 
 
 def test_as_of_answers_for_the_graph_as_it_stood_then(store):

@@ -9,6 +9,8 @@ writer is refused by the database's file lock, and gaf says so.
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,12 +37,29 @@ class _LadybugTx:
         return [dict(zip(names, row, strict=True)) for row in result.get_all()]
 
 
+def _open_database(target: Path, read_only: bool, wait: float) -> ladybug.Database:
+    """Open the database file, waiting up to ``wait`` seconds for another writer to let go."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return ladybug.Database(str(target), read_only=read_only)
+        except RuntimeError as exc:
+            if "lock" not in str(exc).lower():
+                raise StoreUnavailable(f"cannot open the embedded store at {target}: {exc}") from None
+            if time.monotonic() >= deadline:
+                raise StoreLocked(
+                    f"the embedded store at {target} is open for writing in another process",
+                    hint="LadybugDB allows one writing process; wait for it (GAF_LOCK_WAIT=seconds), or open read-only",
+                ) from None
+            time.sleep(0.05)
+
+
 class LadybugStore(GafStore):
     """A gaf store in an embedded LadybugDB database at ``path``."""
 
     dialect = "ladybug"
 
-    def __init__(self, path: str | Path, *, read_only: bool = False):
+    def __init__(self, path: str | Path, *, read_only: bool = False, wait: float | None = None):
         self.location = str(path)
         self.read_only = read_only
         target = Path(path)
@@ -48,15 +67,7 @@ class LadybugStore(GafStore):
             target.parent.mkdir(parents=True, exist_ok=True)
         elif not target.exists():
             raise StoreUnavailable(f"no gaf store at {target}", hint="ingest something first, or check GAF_STORE")
-        try:
-            self._db = ladybug.Database(str(target), read_only=read_only)
-        except RuntimeError as exc:
-            if "lock" in str(exc).lower():
-                raise StoreLocked(
-                    f"the embedded store at {target} is open for writing in another process",
-                    hint="LadybugDB allows one writing process; wait for it, or open read-only",
-                ) from None
-            raise StoreUnavailable(f"cannot open the embedded store at {target}: {exc}") from None
+        self._db = _open_database(target, read_only, float(os.environ.get("GAF_LOCK_WAIT", "0")) if wait is None else wait)
         self._conn = ladybug.Connection(self._db)
         if not read_only:
             self.init()

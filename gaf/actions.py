@@ -1,0 +1,279 @@
+"""Authorized actions: facts confer no power, so every effect is checked on its own.
+
+A verdict says what is the case; it authorises nothing. An action executes a
+verdict only when, separately: an action policy lets that verdict's label
+trigger that kind of action; the closure behind it has not been superseded; an
+agent holds a grant for the kind and subject, within its amount and frequency;
+and the idempotency key has not already produced an effect. A refusal says which
+check failed and writes nothing. A mistaken effect is never edited away: it is
+compensated by a new action that points at it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from gaf.errors import GafError, UnknownReference
+from gaf.records import (
+    Action,
+    ActionPolicy,
+    ActionStatus,
+    ActionStatusName,
+    Closure,
+    Grant,
+    Verdict,
+    Waiver,
+    parse_body,
+)
+from gaf.store.base import GafStore
+from gaf.types import format_instant
+
+
+class ActionRefused(GafError):
+    """An action that failed one of its checks; nothing was executed or written."""
+
+    exit_code = 5
+
+
+class Executor(Protocol):
+    """Carries out an authorised action and returns a receipt proving it."""
+
+    name: str
+
+    def execute(self, action: Action) -> dict[str, Any]: ...
+
+
+class RecordOnlyExecutor:
+    """Executes nothing outside gaf: the receipt is the record itself."""
+
+    name = "record-only"
+
+    def execute(self, action: Action) -> dict[str, Any]:
+        return {"executor": self.name, "action": action.id}
+
+
+class WebhookExecutor:
+    """POSTs the action as JSON to a configured URL; the receipt is the response's status and digest."""
+
+    name = "webhook"
+
+    def __init__(self, url: str, *, timeout: float = 10.0, headers: dict[str, str] | None = None):
+        self.url = url
+        self.timeout = timeout
+        self.headers = headers or {}
+
+    def execute(self, action: Action) -> dict[str, Any]:
+        payload = json.dumps(action.to_json()).encode("utf-8")
+        request = urllib.request.Request(
+            self.url, data=payload, method="POST",
+            headers={"Content-Type": "application/json", "Idempotency-Key": action.idempotency_key, **self.headers},
+        )  # fmt: skip
+        with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 - the URL is configured by the operator
+            body = response.read()
+            return {
+                "executor": self.name,
+                "url": self.url,
+                "status": response.status,
+                "response_sha256": hashlib.sha256(body).hexdigest(),
+            }
+
+
+@dataclass
+class Acted:
+    """What ``act`` did: the action, its latest status, and whether this call caused the effect."""
+
+    action: Action
+    status: ActionStatus
+    effect: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"action": self.action.to_json(), "status": self.status.to_json(), "effect": self.effect}
+
+
+def act(
+    store: GafStore,
+    *,
+    verdict: str,
+    action_kind: str,
+    subject: str,
+    authorised_by: str,
+    grant: str,
+    policy: str,
+    idempotency_key: str,
+    at: datetime,
+    amount: float | None = None,
+    object: str | None = None,
+    compensates: str | None = None,
+    waiver: str | None = None,
+    executor: Executor | None = None,
+) -> Acted:
+    """Check, record and execute one action; the same request again returns the first.
+
+    Raises ActionRefused, naming the check that failed, before anything is written.
+    """
+    action = Action(
+        action_kind=action_kind, subject=subject, object=object, verdict=verdict, authorised_by=authorised_by,
+        grant=grant, policy=policy, amount=amount, idempotency_key=idempotency_key, compensates=compensates,
+        waiver=waiver, requested_at=at,
+    )  # fmt: skip
+    earlier = store.find("action", idempotency_key=idempotency_key)
+    if earlier:
+        return _repeat(store, action, earlier[0])  # type: ignore[arg-type]
+    _check(store, action, at)
+    statuses = [
+        ActionStatus(action=action.id, status=ActionStatusName.requested, at=at),
+        ActionStatus(action=action.id, status=ActionStatusName.authorised, at=at, reason=f"under grant {grant}"),
+    ]
+    report = store.put([action, *statuses], at=at)
+    if action.id not in report.written:
+        # A concurrent request with the same key got there first: its effect is the only one.
+        return _repeat(store, action, store.get(action.id))  # type: ignore[arg-type]
+    return _execute(store, action, executor or RecordOnlyExecutor(), at)
+
+
+def _repeat(store: GafStore, action: Action, first: Action) -> Acted:
+    if first.id != action.id:
+        raise ActionRefused(
+            f"idempotency key {action.idempotency_key!r} was already used by {first.id}, for a different request",
+            hint="use a new key for a new request; repeat a request with exactly the same content",
+        )
+    return Acted(first, latest_status(store, first.id), effect=False)
+
+
+def _execute(store: GafStore, action: Action, executor: Executor, at: datetime) -> Acted:
+    try:
+        receipt = executor.execute(action)
+        status = ActionStatus(action=action.id, status=ActionStatusName.executed, at=at, receipt=receipt)
+    except Exception as exc:  # an executor's failure is recorded, never hidden
+        status = ActionStatus(action=action.id, status=ActionStatusName.failed, at=at, reason=f"{type(exc).__name__}: {exc}")
+    store.put([status], at=at)
+    if action.compensates:
+        store.put([ActionStatus(action=action.compensates, status=ActionStatusName.compensated, at=at,
+                                reason=f"compensated by {action.id}")], at=at)  # fmt: skip
+    return Acted(action, status, effect=status.status == ActionStatusName.executed)
+
+
+def compensate(
+    store: GafStore, action_id: str, *, authorised_by: str, grant: str, policy: str, idempotency_key: str,
+    at: datetime, reason: str, executor: Executor | None = None,
+) -> Acted:  # fmt: skip
+    """Undo a mistaken effect with a new action that points at it; the original is never edited."""
+    original = store.get(action_id)
+    if not isinstance(original, Action):
+        raise UnknownReference(f"no action {action_id}")
+    current = latest_status(store, action_id).status
+    if current != ActionStatusName.executed:
+        raise ActionRefused(f"{action_id} is {current.value}, not executed: there is nothing to compensate")
+    return act(
+        store, verdict=original.verdict, action_kind=f"compensate:{original.action_kind}", subject=original.subject,
+        object=original.object, authorised_by=authorised_by, grant=grant, policy=policy, amount=original.amount,
+        idempotency_key=idempotency_key, compensates=action_id, at=at, executor=executor,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------- the checks
+
+
+def _check(store: GafStore, action: Action, at: datetime) -> None:
+    verdict = _need(store, action.verdict, Verdict, "verdict")
+    policy = _need(store, action.policy, ActionPolicy, "action policy")
+    grant = _need(store, action.grant, Grant, "grant")
+    closure = _need(store, verdict.closure, Closure, "closure")
+    later = store.read(_SUPERSEDED, {"id": closure.id})
+    if later and not action.compensates:
+        raise ActionRefused(
+            f"the closure behind {verdict.id} was superseded by {later[0]['id']}",
+            hint="act on the verdict of the superseding closure",
+        )
+    base_kind = action.action_kind.removeprefix("compensate:")
+    labels = policy.permits.get(base_kind, [])
+    if verdict.label not in labels and not action.compensates and not _waived(store, action, policy, closure):
+        raise ActionRefused(
+            f"action policy {policy.ref} does not let a verdict labelled {verdict.label!r} trigger {base_kind!r}"
+            + (f" (it needs {', '.join(labels)})" if labels else " (no label does)"),
+        )
+    if grant.agent != action.authorised_by:
+        raise ActionRefused(f"grant {grant.id} is held by {grant.agent}, not by {action.authorised_by}")
+    if grant.action_kind not in (action.action_kind, base_kind):
+        raise ActionRefused(f"grant {grant.id} covers {grant.action_kind!r}, not {action.action_kind!r}")
+    if not grant.covers(action.subject):
+        raise ActionRefused(f"grant {grant.id} does not cover subject {action.subject!r} (it covers {', '.join(grant.subjects)})")
+    if grant.valid is not None and not grant.valid.contains(at):
+        raise ActionRefused(f"grant {grant.id} is not valid at {format_instant(at)}")
+    if grant.max_amount is not None and (action.amount or 0) > grant.max_amount:
+        raise ActionRefused(f"amount {action.amount:g} is over the grant's limit of {grant.max_amount:g}")
+    if grant.frequency is not None:
+        since = at - timedelta(days=grant.period_days)
+        used = executed_under(store, grant.id, since, at)
+        if used >= grant.frequency:
+            raise ActionRefused(
+                f"grant {grant.id} allows {grant.frequency} action(s) per {grant.period_days} days; "
+                f"{used} already executed since {format_instant(since)}"
+            )
+
+
+def _need(store: GafStore, record_id: str, cls: type, what: str):
+    record = store.get(record_id)
+    if not isinstance(record, cls):
+        raise ActionRefused(f"no {what} {record_id}", hint=f"an action needs an existing {what}")
+    return record
+
+
+def _waived(store: GafStore, action: Action, policy: ActionPolicy, closure: Closure) -> bool:
+    if action.waiver is None:
+        return False
+    waiver = store.get(action.waiver)
+    return isinstance(waiver, Waiver) and waiver.policy == policy.id and waiver.closure == closure.id
+
+
+# Closures that supersede a given one.
+_SUPERSEDED = "MATCH (n:Closure)-[:SUPERSEDES]->(o:Closure {id: $id}) RETURN n.id AS id ORDER BY id"
+# Executed statuses of actions under one grant within a window.
+_EXECUTED_UNDER = (
+    "MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action)-[:UNDER_GRANT]->(g:Grant {id: $grant}) "
+    "WHERE s.status = 'executed' AND s.at > $since AND s.at <= $until RETURN count(s) AS n"
+)
+# Every status of one action.
+_STATUSES = "MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action {id: $id}) RETURN s.id AS id, s.body AS body"
+
+
+def executed_under(store: GafStore, grant_id: str, since: datetime, until: datetime) -> int:
+    """How many actions under a grant were executed in (since, until]."""
+    rows = store.read(_EXECUTED_UNDER, {"grant": grant_id, "since": format_instant(since), "until": format_instant(until)})
+    return rows[0]["n"] if rows else 0
+
+
+_ORDER = {s: i for i, s in enumerate(ActionStatusName)}
+
+
+def statuses(store: GafStore, action_id: str) -> list[ActionStatus]:
+    """An action's statuses in the order they happened."""
+    found = [parse_body(r["body"], r["id"]) for r in store.read(_STATUSES, {"id": action_id})]
+    return sorted(found, key=lambda s: (s.at, _ORDER[s.status]))  # type: ignore[attr-defined, return-value]
+
+
+def latest_status(store: GafStore, action_id: str) -> ActionStatus:
+    found = statuses(store, action_id)
+    if not found:
+        raise UnknownReference(f"action {action_id} has no status")
+    return found[-1]
+
+
+def file_executor(path: str) -> Callable[[], Executor]:
+    """An executor that appends one line per effect to a file (for demonstrations and tests)."""
+
+    class _FileExecutor:
+        name = "file"
+
+        def execute(self, action: Action) -> dict[str, Any]:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(action.id + "\n")
+            return {"executor": self.name, "path": path}
+
+    return _FileExecutor
