@@ -9,6 +9,7 @@ that says which one it revises; the old one stays readable.
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from pydantic import ValidationError
 from gaf.errors import GafError, InvalidRecord
 from gaf.ledger import resolve_key, yaml_plain
 from gaf.projection import established_predicates
-from gaf.records import Projection, VerdictRules
+from gaf.records import ActionPolicy, Projection, RatifiedPolicy, VerdictRules
 from gaf.rules import RuleError, check_rules
 from gaf.store.base import GafStore
 
@@ -59,6 +60,8 @@ def policy_from_dict(store: GafStore, data: dict[str, Any], *, where: str = "pol
     """A Projection from its dict spelling, keys resolved to ids, rules checked."""
     data = yaml_plain(data)
     data.pop("kind", None)
+    data.setdefault("version", 1)  # a revision's version is assigned when it is published
+    _cite_ratified(store, data, where)
     keyed: dict = {}
     for i, trust in enumerate(data.get("trust") or []):
         if isinstance(trust, dict) and "source" in trust:
@@ -93,6 +96,28 @@ def policy_from_dict(store: GafStore, data: dict[str, Any], *, where: str = "pol
     return policy
 
 
+def _cite_ratified(store: GafStore, data: dict[str, Any], where: str) -> None:
+    """``ratified: [name@version]`` becomes the ratified policies' ids, and their rules are applied."""
+    cited = data.get("ratified") or []
+    if not isinstance(cited, list):
+        return
+    ids, rules = [], list(data.get("derivation_rules") or [])
+    for ref in cited:
+        if isinstance(ref, str) and "@" in ref and not ref.startswith("policy:"):
+            name, _, version = ref.partition("@")
+            found = store.find("policy", name=name, version=int(version)) if version.isdigit() else []
+            if not found:
+                raise UnknownPolicy(f"no ratified policy {ref}", where=where, hint="ratify it first: gaf policy ratify")
+            ratified = found[0]
+            ids.append(ratified.id)
+            if not any(isinstance(r, dict) and r.get("name") == ratified.rule.get("name") for r in rules):  # type: ignore[attr-defined]
+                rules.append(ratified.rule)  # type: ignore[attr-defined]
+        else:
+            ids.append(ref)
+    data["ratified"] = sorted(ids)
+    data["derivation_rules"] = rules
+
+
 def _rule_name(data: dict, loc: list) -> str | None:
     if len(loc) >= 2 and loc[0] == "derivation_rules" and isinstance(loc[1], int):
         rules = data.get("derivation_rules") or []
@@ -121,10 +146,10 @@ def _at(where: str, node: Any, loc: list) -> str:
 # Projection policies and verdict rule sets are published the same way: by
 # name@version, content-addressed, never changed, revised by a new version.
 
-Versioned = Projection | VerdictRules
+Versioned = Projection | VerdictRules | RatifiedPolicy | ActionPolicy
 
 
-def publish(store: GafStore, policy: Versioned) -> Versioned:
+def publish(store: GafStore, policy: Versioned, *, at: datetime | None = None) -> Versioned:
     """Publish a version; again with the same content is a no-op, other content is refused."""
     for other in store.find(policy.KIND, name=policy.name, version=policy.version):
         if other.id != policy.id:
@@ -133,7 +158,7 @@ def publish(store: GafStore, policy: Versioned) -> Versioned:
                 hint=f"publish the change as a revision: version {latest_version(store, policy.name, policy.KIND) + 1}",
             )
         return other  # type: ignore[return-value]
-    store.put([policy])
+    store.put([policy], at=at)
     return policy
 
 

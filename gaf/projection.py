@@ -36,6 +36,7 @@ from gaf.records import (
     Proposition,
     Record,
     matches_pattern,
+    parse_body,
 )
 from gaf.rules import Atom, Not, RuleRef, check_rules, resolve
 from gaf.store.base import GafStore, ItemError, WriteReport
@@ -79,8 +80,6 @@ _CONE_PREFIX = {
 
 def cone_claims(store: GafStore, policy: Projection, as_of: datetime) -> list[Claim]:
     """The claims recorded by the cut-off that state something in the question's cone, by id."""
-    from gaf.records import parse_body
-
     cutoff = format_instant(min(as_of, policy.cutoff) if policy.cutoff else as_of)
     predicates = sorted(cone_predicates(policy))
     patterns = policy.scope.subjects or ["*"]
@@ -96,7 +95,30 @@ def cone_claims(store: GafStore, policy: Projection, as_of: datetime) -> list[Cl
         for row in rows:
             if row["id"] not in found:
                 found[row["id"]] = parse_body(row["body"], row["id"])  # type: ignore[assignment]
-    return [found[k] for k in sorted(found)]
+    invalid = invalidations(store, {c.source for c in found.values()}, as_of)
+    return [found[k] for k in sorted(found) if not _invalidated(found[k], invalid)]
+
+
+# Invalidations of some sources, recorded by a time.
+_INVALIDATIONS = (
+    "UNWIND $sources AS s MATCH (i:SourceInvalidation)-[:INVALIDATES]->(:Source {id: s}) "
+    "WHERE i.recorded_at <= $as_of RETURN s AS source, i.invalid_from AS invalid_from"
+)
+
+
+def invalidations(store: GafStore, sources: Iterable[str], as_of: datetime) -> dict[str, str]:
+    """For each invalidated source among these, the earliest time from which its claims are void."""
+    out: dict[str, str] = {}
+    rows = store.read(_INVALIDATIONS, {"sources": sorted(sources), "as_of": format_instant(as_of)})
+    for row in rows:
+        out[row["source"]] = min(out.get(row["source"], row["invalid_from"]), row["invalid_from"])
+    return out
+
+
+def _invalidated(claim: Claim, invalid: dict[str, str]) -> bool:
+    """A claim observed at or after its source's invalidation counts for nothing."""
+    since = invalid.get(claim.source)
+    return since is not None and format_instant(claim.observed_at) >= since
 
 
 def in_cone(policy: Projection, predicates: set[str], subject: str, predicate: str) -> bool:

@@ -33,8 +33,9 @@ Reason = Literal["positive", "negative", "policy"]
 Status = Literal["invalidated", "weakened"]
 
 #: Relationships along which a record depends on another (dependent → dependency).
+#: EVALUATES, LEAVES_UNRESOLVED and REJECTS matter when new evidence names a proposition.
 POSITIVE = ("FROM_SOURCE", "SUPPORTED_BY", "REFUTED_BY", "JUSTIFIED_BY", "USED", "CONTAINS", "INCLUDES",
-            "CLOSES", "DECIDES", "EXECUTES", "COMPENSATES")  # fmt: skip
+            "CLOSES", "DECIDES", "EXECUTES", "COMPENSATES", "EVALUATES", "LEAVES_UNRESOLVED", "REJECTS")  # fmt: skip
 #: Relationships along which a record relied on the absence of claims in a closed scope.
 NEGATIVE = ("RELIED_ON_ABSENCE", "ASSUMES_COMPLETE")
 #: Policy dependencies (closure → projection policy, closure → verdict rules) are not
@@ -286,11 +287,15 @@ def claim_retracted(store: GafStore, claim_id: str, **kw: Any) -> ImpactReport:
 
 
 def new_claim(store: GafStore, claim: Claim, **kw: Any) -> ImpactReport:
-    """What a claim not yet accepted would disturb: every closed scope it falls into, and all
-    that relied on the absence of claims there (SPEC.md §7, negative dependencies)."""
+    """What new evidence would disturb: every closed scope it falls into and all that relied
+    on the absence of claims there (negative dependencies), and every evaluation and GAF
+    that already weighed, left unresolved or rejected a proposition it states (positive)."""
     scopes = scopes_hit(store, claim)
-    report = walk(store, {d: "negative" for d in scopes}, trigger={"kind": "new_claim", "id": claim.id, "scopes": scopes}, **kw)
-    return report
+    stated = sorted(store.exists({st.proposition().id for st in claim.statements}))
+    triggers: dict[str, Reason] = {p: "positive" for p in stated}
+    triggers.update({d: "negative" for d in scopes})
+    trigger = {"kind": "new_claim", "id": claim.id, "scopes": scopes, "propositions": stated}
+    return walk(store, triggers, trigger=trigger, **kw)
 
 
 # Completeness declarations of one source for some predicates.

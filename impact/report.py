@@ -15,7 +15,7 @@ from typing import Any
 from gaf.canonical import kind_of
 from impact.analysis import ImpactReport
 
-COLUMNS = ("policy", "projection", "rules", "source", "completeness", "claim", "evaluation", "fact",
+COLUMNS = ("policy", "projection", "rules", "source", "completeness", "proposition", "claim", "evaluation", "fact",
            "derivation", "gaf", "closure", "verdict", "action")  # fmt: skip
 COLOURS = {"trigger": "#222222", "invalidated": "#c0392b", "weakened": "#e67e22"}
 #: Boxes drawn at most; the rest are listed but not pictured (and the caption says so).
@@ -121,7 +121,7 @@ def _script_safe(data: Any) -> str:
 
 def _trigger_ids(report: ImpactReport) -> set[str]:
     ids = {report.trigger["id"]} if report.trigger.get("kind") != "new_claim" else set()
-    ids |= set(report.trigger.get("scopes", []))
+    ids |= set(report.trigger.get("scopes", [])) | set(report.trigger.get("propositions", []))
     return {i for i in ids if ":" in i} | {a.path[0] for a in report.affected if a.path}
 
 

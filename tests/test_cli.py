@@ -34,7 +34,7 @@ def test_ingest_prints_what_was_stored_and_is_idempotent(target):
     again = runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", target, "--json"])
     assert (_json(again)["written"], _json(again)["existing"]) == (0, 13)
     stats = _json(runner.invoke(app, ["stats", "--store", target, "--json"]))
-    assert stats["counts"] == {"agent": 4, "claim": 4, "proposition": 13, "source": 5}
+    assert stats["counts"] == {"agent": 4, "claim": 4, "proposition": 22, "source": 5}
 
 
 def test_a_bad_file_exits_2_and_lists_each_bad_line(target, tmp_path):

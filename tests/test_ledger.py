@@ -20,10 +20,10 @@ def _jsonl(path: Path, rows: list) -> Path:
 def test_rent_case_claims_are_ingested_with_their_sources_and_agents(store):
     report = ingest(store, RENT / "claims.yaml", recorded_at=NOW)
     assert (report.read, len(report.write.written), report.write.failed) == (13, 13, [])
-    assert store.counts() == {"agent": 4, "claim": 4, "proposition": 13, "source": 5}
+    assert store.counts() == {"agent": 4, "claim": 4, "proposition": 22, "source": 5}
     (bank,) = store.find("source", key="bank-ledger")
     (ledger_claim,) = store.find("claim", source=bank.id)
-    assert {s.predicate for s in ledger_claim.statements} == {"credited_to", "debited_from", "amount", "memo"}
+    assert {s.predicate for s in ledger_claim.statements} == {"credited_to", "debited_from", "amount", "memo", "value_date"}
     assert ledger_claim.recorded_at.isoformat() == "2026-07-12T08:00:00+00:00"
 
 

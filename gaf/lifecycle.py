@@ -1,0 +1,195 @@
+"""The policy lifecycle: a decision on one case is not a precedent until an authority says so.
+
+Case Decision → Policy Candidate → Ratified Policy → (cases outside it) Policy
+Exception in a review queue. A ratified policy carries its authority, scope,
+exceptions, effective date and whether it is retroactive; projections cite it by
+version, and a published version never changes. A waiver passes one decision
+past one policy on a named authority, with the reason. Sway measures what a
+proposed change would do to the decisions already taken, before anyone ratifies it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from gaf.closure import Closed
+from gaf.derive import Entry, Truth
+from gaf.errors import GafError, UnknownReference
+from gaf.policies import publish, revise
+from gaf.projection import PolicyFacts, evaluate, ground_of
+from gaf.records import (
+    Agent,
+    CaseDecision,
+    Closure,
+    PolicyCandidate,
+    PolicyException,
+    Projection,
+    RatifiedPolicy,
+    Scope,
+    VerdictRules,
+    Waiver,
+)
+from gaf.reopen import superseded_by, verdict_of
+from gaf.rules import DerivationRule
+from gaf.store.base import GafStore
+from gaf.verdict import UNDETERMINED, judge
+
+AUTHORITY_ROLE = "authority"
+
+
+class NotAnAuthority(GafError):
+    """An agent acting where only an authority may: ratifying, waiving."""
+
+    exit_code = 5
+
+
+def decide_case(store: GafStore, closure: str, *, decided_by: str, decision: str, reason: str, at: datetime,
+                settles: str | None = None) -> CaseDecision:  # fmt: skip
+    """Record a person's decision on one case (optionally settling a policy exception)."""
+    record = CaseDecision(closure=closure, decided_by=decided_by, decision=decision, reason=reason, decided_at=at, settles=settles)
+    store.put([record], at=at)
+    return record
+
+
+def propose(store: GafStore, *, name: str, text: str, rule: DerivationRule, cases: list[str], proposed_by: str,
+            at: datetime) -> PolicyCandidate:  # fmt: skip
+    """Generalise case decisions into a candidate policy: a rule, not yet binding."""
+    candidate = PolicyCandidate(name=name, text=text, rule=rule.model_dump(mode="json"), cases=sorted(cases),
+                                proposed_by=proposed_by, proposed_at=at)  # fmt: skip
+    store.put([candidate], at=at)
+    return candidate
+
+
+def ratify(
+    store: GafStore, candidate: PolicyCandidate, *, authority: str, version: int, effective: datetime, at: datetime,
+    retroactive: bool = False, scope: Scope | None = None, exceptions: list[str] | None = None,
+) -> RatifiedPolicy:  # fmt: skip
+    """Ratify a candidate on an authority's word; only an agent with the authority role may."""
+    _require_authority(store, authority, "ratify a policy")
+    previous = [p for p in store.find("policy", name=candidate.name) if p.version < version]  # type: ignore[attr-defined]
+    policy = RatifiedPolicy(
+        name=candidate.name, version=version, candidate=candidate.id, authority=authority, text=candidate.text,
+        rule=candidate.rule, scope=scope or Scope(), exceptions=exceptions or [], effective=effective,
+        retroactive=retroactive, revises=max(previous, key=lambda p: p.version).id if previous else None, ratified_at=at,
+    )  # fmt: skip
+    return publish(store, policy, at=at)  # type: ignore[return-value]
+
+
+def adopt(store: GafStore, projection: Projection, ratified: RatifiedPolicy) -> Projection:
+    """The projection's next version, citing the ratified policy and applying its rule."""
+    rule = DerivationRule.model_validate(ratified.rule)
+    data = projection.model_dump(exclude={"id"})
+    data["derivation_rules"] = [r for r in data["derivation_rules"] if r["name"] != rule.name] + [rule.model_dump()]
+    data["ratified"] = sorted({*projection.ratified, ratified.id})
+    return revise(store, Projection.model_validate(data))  # type: ignore[return-value]
+
+
+def waive(store: GafStore, *, policy: str, closure: str, authority: str, reason: str, at: datetime) -> Waiver:
+    """Let one decision past one policy, on a named authority, with the reason."""
+    if not reason.strip():
+        raise NotAnAuthority("a waiver needs a reason", hint="say why this decision may pass the policy")
+    _require_authority(store, authority, "grant a waiver")
+    waiver = Waiver(policy=policy, closure=closure, authority=authority, reason=reason, granted_at=at)
+    store.put([waiver], at=at)
+    return waiver
+
+
+def _require_authority(store: GafStore, agent_id: str, what: str) -> Agent:
+    agent = store.get(agent_id)
+    if not isinstance(agent, Agent):
+        raise UnknownReference(f"no agent {agent_id}")
+    if AUTHORITY_ROLE not in agent.roles:
+        raise NotAnAuthority(f"{agent.key} may not {what}: the agent has no {AUTHORITY_ROLE!r} role", where=agent_id)
+    return agent
+
+
+# ---------------------------------------------------------------------- exceptions and the review queue
+
+
+def route_exceptions(store: GafStore, closed: Closed, at: datetime) -> list[PolicyException]:
+    """Cases the ratified policies cited by the closure's projection did not settle, queued for people.
+
+    A case is outside a ratified policy when the verdict is undetermined and the
+    policy's rule did not conclude anything about the case's subject.
+    """
+    if closed.verdict.label != UNDETERMINED:
+        return []
+    projection = store.get(closed.closure.projection)
+    assert isinstance(projection, Projection)
+    gaf = store.get(closed.closure.gaf)
+    facts = store.get_many(gaf.facts)  # type: ignore[attr-defined]
+    props = store.get_many({f.proposition for f in facts.values()})  # type: ignore[attr-defined]
+    out = []
+    for ref in projection.ratified:
+        ratified = store.get(ref)
+        assert isinstance(ratified, RatifiedPolicy)
+        head = DerivationRule.model_validate(ratified.rule).head.predicate
+        concluded = any(p.predicate == head and closed.closure.subject in (p.subject, p.object) for p in props.values())
+        if not concluded:
+            settle = "; ".join(closed.verdict.trace.get("would_settle", [])) or "no premise named"
+            out.append(PolicyException(policy=ratified.id, subject=closed.closure.subject, closure=closed.closure.id,
+                                       reason=f"outside {ratified.name}@{ratified.version}: its rule did not apply; "
+                                              f"unsettled: {settle}", raised_at=at))  # fmt: skip
+    store.put(out, at=at)
+    return out
+
+
+# Exceptions that no case decision has settled yet.
+_QUEUE = (
+    "MATCH (e:PolicyException) WHERE NOT EXISTS { MATCH (:CaseDecision)-[:SETTLES]->(e) } "
+    "RETURN e.id AS id ORDER BY e.raised_at, e.id"
+)
+
+
+def review_queue(store: GafStore) -> list[PolicyException]:
+    """Policy exceptions waiting for a person, oldest first."""
+    ids = [row["id"] for row in store.read(_QUEUE)]
+    found = store.get_many(ids)
+    return [found[i] for i in ids]  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------------- sway
+
+
+@dataclass
+class Sway:
+    """What a proposed policy would do to the closures already decided under the current one."""
+
+    current: str
+    proposed: str
+    judged: int = 0
+    flips: list[dict[str, Any]] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"current": self.current, "proposed": self.proposed, "judged": self.judged,
+                "flipped": len(self.flips), "flips": self.flips, "unchanged": len(self.unchanged)}  # fmt: skip
+
+
+def sway(store: GafStore, current: Projection, proposed: Projection) -> Sway:
+    """Re-project and re-judge, in memory, every standing closure under ``current`` with ``proposed``.
+
+    Writes nothing. Each closure is replayed as of its own time under its own
+    rules; a flip is a verdict whose label would change.
+    """
+    out = Sway(current=current.ref, proposed=proposed.ref)
+    closures = [c for c in store.find("closure", projection=current.id) if not superseded_by(store, c.id)]
+    for closure in sorted(closures, key=lambda c: c.id):
+        assert isinstance(closure, Closure)
+        rules = store.get(closure.rules)
+        before = verdict_of(store, closure.id)
+        assert isinstance(rules, VerdictRules) and before is not None
+        evaluated = evaluate(store, proposed, as_of=closure.as_of)
+        entries = [Entry(ground_of(c.proposition), Truth.TRUE, c.id) for c in evaluated.candidates]
+        entries += [Entry(ground_of(p), Truth.UNKNOWN, p.id) for p in evaluated.unresolved]
+        entries += [Entry(ground_of(p), Truth.FALSE, p.id) for p in evaluated.rejected]
+        after = judge(rules, PolicyFacts(proposed, entries, closure.as_of), subject=closure.subject)
+        out.judged += 1
+        if after.label != before.label:
+            out.flips.append({"closure": closure.id, "subject": closure.subject, "from": before.label, "to": after.label,
+                              "strength": [before.strength, after.strength]})  # fmt: skip
+        else:
+            out.unchanged.append(closure.id)
+    return out
