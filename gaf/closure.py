@@ -22,7 +22,7 @@ from gaf.canonical import CANONICALISATION
 from gaf.derive import Entry, Truth, show
 from gaf.errors import GafError, InvalidRecord, UnknownReference
 from gaf.projection import PolicyFacts, evaluate, ground_of
-from gaf.records import GAF, AcceptedFact, Closure, Interval, Projection, Proposition, Verdict, VerdictRules
+from gaf.records import GAF, AcceptedFact, Closure, Interval, Projection, Proposition, Verdict, VerdictRules, matches_pattern
 from gaf.rules import Atom, Not, RuleRef, resolve
 from gaf.store.base import GafStore
 from gaf.verdict import ENGINE, Judgement, judge
@@ -75,6 +75,11 @@ def close(
         raise UnknownReference(f"no GAF {gaf_id} in {store.location}", hint="project first; gaf project prints the GAF id")
     policy = store.get(gaf.projection)
     assert isinstance(policy, Projection)
+    if policy.scope.subjects and not any(matches_pattern(p, subject) for p in policy.scope.subjects):
+        raise InvalidRecord(
+            f"subject {subject!r} is outside the scope of {policy.ref} ({', '.join(policy.scope.subjects)})",
+            hint="a policy's rules are complete only inside its scope; project under a policy that covers the subject",
+        )
     facts, props = gaf_facts(store, gaf, policy, as_of)
     judgement = _judge(rules, facts, subject, policy, gaf, props)
     closure = Closure(

@@ -82,3 +82,24 @@ def first_closure(store: GafStore):
     rules = publish(store, read_rules(RENT / "verdict-rules.yaml"))
     first = project(store, policy, as_of=BEFORE_E, reviewer=agent_id(store, "registry-clerk"), at=BEFORE_E)
     return close(store, first.gaf.id, rules, subject=RENT_JULY, as_of=BEFORE_E, closed_at=BEFORE_E)
+
+
+def ratified_allocation(store: GafStore, *, effective, retroactive: bool = False):
+    """The allocation policy of SPEC.md §12: proposed from the July case, ratified by the letting agent."""
+    from datetime import datetime, timezone
+
+    import yaml
+
+    from gaf.lifecycle import decide_case, propose, ratify
+    from gaf.rules import DerivationRule
+
+    ids = authority(store)
+    at = datetime(2026, 7, 25, tzinfo=timezone.utc)
+    july = store.find("closure", subject=RENT_JULY)[-1]
+    case = decide_case(store, july.id, decided_by=ids["agent"], decision="allocate to July",
+                       reason="receipt shows memo 'July rent'", at=at)  # fmt: skip
+    rule = DerivationRule.model_validate(yaml.safe_load((RENT / "allocation-rule.yaml").read_text()))
+    candidate = propose(store, name="rent-allocation", text="A payment from the tenant's registered account, by the due "
+                        "date, equal to the rent, with no other debt open, is allocated to the current month's rent.",
+                        rule=rule, cases=[case.id], proposed_by=ids["agent"], at=at)  # fmt: skip
+    return ratify(store, candidate, authority=ids["agent"], version=1, effective=effective, retroactive=retroactive, at=at)
