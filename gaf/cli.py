@@ -772,5 +772,371 @@ def impact_policy(
             limits=_limits(max_depth, max_count, seconds))  # fmt: skip
 
 
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _when(text: str | None) -> datetime:
+    return to_instant(text) if text else _now()
+
+
+def _versioned(s: GafStore, ref: str, kind: str):
+    name, _, version = ref.partition("@")
+    return policies.get(s, name, int(version) if version else None, kind=kind)
+
+
+@app.command(name="act")
+def act_(
+    verdict_id: Annotated[str, typer.Argument(help="The verdict the action executes.")],
+    kind: Annotated[str, typer.Option("--kind", help="The kind of action, e.g. request-allocation.")],
+    subject: Annotated[str, typer.Option(help="What the action targets.")],
+    by: Annotated[str, typer.Option("--by", help="Key or id of the agent who authorises it.")],
+    grant: Annotated[str, typer.Option(help="The grant id it acts under.")],
+    policy: Annotated[str, typer.Option(help="The action policy: NAME or NAME@VERSION.")],
+    key: Annotated[str, typer.Option("--key", help="Idempotency key: the same key never causes a second effect.")],
+    amount: Annotated[Optional[float], typer.Option(help="Amount, checked against the grant's limit.")] = None,
+    waiver: Annotated[Optional[str], typer.Option(help="A waiver letting this decision past the action policy.")] = None,
+    webhook: Annotated[Optional[str], typer.Option(help="Execute by POSTing to this URL (default: record only).")] = None,
+    at: Annotated[Optional[str], typer.Option(help="When the action is requested (ISO 8601); default now.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check and execute one action on a verdict: authority, limits, idempotency, receipt.
+
+    Exit code 5 when a check refuses it (nothing is executed or written).
+
+    [b]Examples[/b]
+
+      gaf act verdict:6d04… --kind request-allocation --subject rent:lease-17/2026-07 \\
+          --by letting-agent --grant grant:… --policy rent-actions --key july-allocation-1
+    """
+    from gaf import actions
+
+    def work() -> None:
+        with GafStore.open(store) as s:
+            who = resolve_key(s, by, ("agent",), {}, "--by")
+            done = actions.act(
+                s, verdict=verdict_id, action_kind=kind, subject=subject, authorised_by=who, grant=grant,
+                policy=_versioned(s, policy, "action_policy").id, idempotency_key=key, at=_when(at), amount=amount,
+                waiver=waiver, executor=actions.WebhookExecutor(webhook) if webhook else None,
+            )  # fmt: skip
+        _emit(as_json, done.to_dict(), lambda: out.print(
+            f"{done.status.status.value}: {done.action.id}" + ("" if done.effect else " (no new effect: this key was used before)"),
+            highlight=False))  # fmt: skip
+
+    _run(as_json, work)
+
+
+@app.command()
+def history(
+    subject: Annotated[str, typer.Argument(help="The subject, e.g. rent:lease-17/2026-07.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Every closure about a subject, oldest first, with verdicts and the supersession chain.
+
+    [b]Examples[/b]
+
+      gaf history rent:lease-17/2026-07
+    """
+    from gaf import reopen as reopening
+
+    def work() -> None:
+        with GafStore.open(store, read_only=True) as s:
+            rows = reopening.history(s, subject)
+
+        def table() -> None:
+            t = Table(title=f"history of {subject}")
+            for col in ("closed at", "closure", "verdict", "policy", "supersedes", "superseded by"):
+                t.add_column(col)
+            for r in rows:
+                t.add_row(r["closed_at"], _short(r["closure"]), f"{r['label']} {r['strength']:+}", f"v{r['projection_version']}",
+                          ", ".join(_short(x) for x in r["supersedes"]), ", ".join(_short(x) for x in r["superseded_by"]))  # fmt: skip
+            out.print(t)
+
+        _emit(as_json, rows, table)
+
+    _run(as_json, work)
+
+
+reopen_app = typer.Typer(help="Reopen decisions after new evidence, an invalidated source, a policy change or an appeal.", no_args_is_help=True)
+app.add_typer(reopen_app, name="reopen")
+ReviewerOpt = Annotated[str, typer.Option(help="Key or id of the agent the re-projection's acceptance is recorded under.")]
+
+
+def _reopen_after(s: GafStore, report: Any, *, trigger: str, cause: str | None, reviewer: str, as_of: datetime,
+                  reason: str, policy: Any = None) -> Any:  # fmt: skip
+    from gaf import reopen as reopening
+
+    closures = [a.id for a in report.affected if a.kind == "closure"]
+    who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+    return reopening.reopen(s, trigger=trigger, cause=cause, closures=closures, reviewer=who, at=_now(), as_of=as_of,
+                            reason=reason, impact=[a.id for a in report.affected], to_compensate=report.to_compensate,
+                            policy=policy)  # fmt: skip
+
+
+def _print_reopened(done: Any) -> None:
+    out.print(f"reopen {done.event.id} ({done.event.trigger.value})", highlight=False)
+    for step in done.superseded:
+        out.print(f"  {_short(step['old'])} {step['old_label']} → {_short(step['new'])} {step['new_label']}", highlight=False)
+    if not done.superseded:
+        out.print("  no standing closure was affected")
+    for action in done.to_compensate:
+        out.print(f"  [red]executed action needs cancellation or compensation:[/] {action}", highlight=False)
+
+
+@reopen_app.command("new-claim")
+def reopen_new_claim(
+    path: Annotated[Path, typer.Argument(help="A claims file: its claims are ingested, then what they affect is reopened.")],
+    reviewer: ReviewerOpt, as_of: AsOfOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Ingest new evidence and reopen every standing closure it reaches.
+
+    [b]Examples[/b]
+
+      gaf reopen new-claim examples/rent/claim-e.yaml --reviewer registry-clerk --as-of 2026-07-21
+    """
+    import impact
+
+    def work() -> None:
+        when = _when(as_of)
+        with GafStore.open(store) as s:
+            report = ingest_records(s, path, recorded_at=_now())
+            claims = [r for r in s.get_many(report.write.written + report.write.existing).values() if r.KIND == "claim"]
+            results = []
+            for claim in sorted(claims, key=lambda c: c.id):
+                found = impact.new_claim(s, claim)
+                results.append(_reopen_after(s, found, trigger="new_claim", cause=claim.id, reviewer=reviewer, as_of=when,
+                                             reason=f"new claim {claim.id}"))  # fmt: skip
+        _emit(as_json, [r.to_dict() for r in results], lambda: [_print_reopened(r) for r in results])
+
+    _run(as_json, work)
+
+
+@reopen_app.command("source")
+def reopen_source(
+    source: Annotated[str, typer.Argument(help="The source to invalidate: its key or id.")],
+    by: Annotated[str, typer.Option("--by", help="Key or id of the agent declaring it invalid.")],
+    reason: Annotated[str, typer.Option(help="Why the source is invalid.")],
+    invalid_from: Annotated[str, typer.Option(help="Claims observed from this time on count for nothing (ISO 8601).")],
+    reviewer: ReviewerOpt, as_of: AsOfOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Record a source invalidation and reopen every standing closure that rested on it.
+
+    [b]Examples[/b]
+
+      gaf reopen source bank-ledger --by registry-clerk --reason "export corrupted" \\
+          --invalid-from 2026-07-01 --reviewer registry-clerk
+    """
+    import impact
+    from gaf.records import SourceInvalidation
+
+    def work() -> None:
+        when = _when(as_of)
+        with GafStore.open(store) as s:
+            source_id = resolve_key(s, source, ("source",), {}, "SOURCE")
+            who = resolve_key(s, by, ("agent",), {}, "--by")
+            event = SourceInvalidation(source=source_id, by=who, reason=reason, invalid_from=to_instant(invalid_from), recorded_at=when)
+            found = impact.source_invalidated(s, source_id)
+            s.put([event])
+            done = _reopen_after(s, found, trigger="source_invalidated", cause=event.id, reviewer=reviewer, as_of=when, reason=reason)
+        _emit(as_json, done.to_dict(), lambda: _print_reopened(done))
+
+    _run(as_json, work)
+
+
+@reopen_app.command("policy")
+def reopen_policy(
+    old: Annotated[str, typer.Argument(help="The superseded projection policy version: NAME@VERSION.")],
+    reviewer: ReviewerOpt,
+    effective: Annotated[Optional[str], typer.Option(help="When the new version took effect; earlier closures keep the old one.")] = None,
+    retroactive: Annotated[bool, typer.Option("--retroactive", help="Reach closures decided before the effective date too.")] = False,
+    as_of: AsOfOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Re-decide the closures a policy change reaches under the latest version of the policy.
+
+    [b]Examples[/b]
+
+      gaf reopen policy rent-delinquency@1 --effective 2026-08-01 --reviewer registry-clerk
+    """
+    import impact
+
+    def work() -> None:
+        with GafStore.open(store) as s:
+            previous = _versioned(s, old, "projection")
+            latest = policies.get(s, previous.name)
+            found = impact.policy_changed(s, previous.id, effective=to_instant(effective) if effective else None, retroactive=retroactive)
+            done = _reopen_after(s, found, trigger="policy_change", cause=latest.id, reviewer=reviewer, as_of=_when(as_of),
+                                 reason=f"{previous.ref} → {latest.ref}", policy=latest)  # fmt: skip
+        _emit(as_json, done.to_dict(), lambda: _print_reopened(done))
+
+    _run(as_json, work)
+
+
+@reopen_app.command("appeal")
+def reopen_appeal(
+    closure_id: Annotated[str, typer.Argument(help="The closure appealed.")],
+    by: Annotated[str, typer.Option("--by", help="Key or id of the appellant.")],
+    grounds: Annotated[str, typer.Option(help="The grounds of the appeal.")],
+    reviewer: ReviewerOpt, as_of: AsOfOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Record an appeal and re-decide the closure on what is known now.
+
+    [b]Examples[/b]
+
+      gaf reopen appeal closure:be9d… --by tenant-b --grounds "the receipt shows July" --reviewer registry-clerk
+    """
+    from gaf import reopen as reopening
+    from gaf.records import Appeal
+
+    def work() -> None:
+        when = _when(as_of)
+        with GafStore.open(store) as s:
+            who = resolve_key(s, by, ("agent",), {}, "--by")
+            appeal = Appeal(closure=closure_id, by=who, grounds=grounds, filed_at=_now())
+            s.put([appeal])
+            reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+            done = reopening.reopen(s, trigger="appeal", cause=appeal.id, closures=[closure_id], reviewer=reviewer_id,
+                                    at=_now(), as_of=when, reason=grounds)  # fmt: skip
+        _emit(as_json, done.to_dict(), lambda: _print_reopened(done))
+
+    _run(as_json, work)
+
+
+@policy_app.command("propose")
+def policy_propose(
+    rule_file: Annotated[Path, typer.Argument(help="A YAML file with one derivation rule.")],
+    name: Annotated[str, typer.Option(help="The policy's name.")],
+    text: Annotated[str, typer.Option(help="The policy in words.")],
+    by: Annotated[str, typer.Option("--by", help="Key or id of the proposer.")],
+    case: Annotated[Optional[list[str]], typer.Option("--case", help="A case decision it generalises (repeatable).")] = None,
+    store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Propose a policy candidate from case decisions: a rule, not yet binding.
+
+    [b]Examples[/b]
+
+      gaf policy propose examples/rent/allocation-rule.yaml --name rent-allocation --text "…" --by letting-agent
+    """
+    import yaml
+
+    from gaf import lifecycle
+    from gaf.rules import DerivationRule
+
+    def work() -> None:
+        rule = DerivationRule.model_validate(yaml.safe_load(rule_file.read_text(encoding="utf-8")))
+        with GafStore.open(store) as s:
+            candidate = lifecycle.propose(s, name=name, text=text, rule=rule, cases=case or [],
+                                          proposed_by=resolve_key(s, by, ("agent",), {}, "--by"), at=_now())  # fmt: skip
+        _emit(as_json, candidate.to_json(), lambda: out.print(f"proposed {candidate.id}", highlight=False))
+
+    _run(as_json, work)
+
+
+@policy_app.command("ratify")
+def policy_ratify(
+    candidate_id: Annotated[str, typer.Argument(help="The policy candidate to ratify.")],
+    by: Annotated[str, typer.Option("--by", help="Key or id of the authority (an agent with the 'authority' role).")],
+    version: Annotated[int, typer.Option(help="The ratified policy's version.")],
+    effective: Annotated[str, typer.Option(help="When it takes effect (ISO 8601).")],
+    retroactive: Annotated[bool, typer.Option("--retroactive", help="It also governs closures decided before it took effect.")] = False,
+    store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Ratify a candidate on an authority's word; cite it from a projection with ``ratified: [NAME@VERSION]``.
+
+    Exit code 5 when the agent is not an authority.
+
+    [b]Examples[/b]
+
+      gaf policy ratify policy_candidate:… --by letting-agent --version 1 --effective 2026-08-01
+    """
+    from gaf import lifecycle
+    from gaf.records import PolicyCandidate
+
+    def work() -> None:
+        with GafStore.open(store) as s:
+            candidate = s.get(candidate_id)
+            if not isinstance(candidate, PolicyCandidate):
+                raise GafError(f"no policy candidate {candidate_id}")
+            ratified = lifecycle.ratify(s, candidate, authority=resolve_key(s, by, ("agent",), {}, "--by"), version=version,
+                                        effective=to_instant(effective), retroactive=retroactive, at=_now())  # fmt: skip
+        _emit(as_json, ratified.to_json(), lambda: out.print(f"ratified {ratified.name}@{ratified.version} as {ratified.id}", highlight=False))
+
+    _run(as_json, work)
+
+
+@policy_app.command("waive")
+def policy_waive(
+    policy_id: Annotated[str, typer.Argument(help="The policy (action policy, projection, rules or ratified policy) id.")],
+    closure_id: Annotated[str, typer.Option("--closure", help="The one decision let past it.")],
+    by: Annotated[str, typer.Option("--by", help="Key or id of the authority.")],
+    reason: Annotated[str, typer.Option(help="Why.")],
+    store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Let one decision past one policy, on a named authority, with the reason.
+
+    [b]Examples[/b]
+
+      gaf policy waive action_policy:… --closure closure:… --by letting-agent --reason "tenant asked"
+    """
+    from gaf import lifecycle
+
+    def work() -> None:
+        with GafStore.open(store) as s:
+            waiver = lifecycle.waive(s, policy=policy_id, closure=closure_id, authority=resolve_key(s, by, ("agent",), {}, "--by"),
+                                     reason=reason, at=_now())  # fmt: skip
+        _emit(as_json, waiver.to_json(), lambda: out.print(f"waiver {waiver.id}", highlight=False))
+
+    _run(as_json, work)
+
+
+@policy_app.command("sway")
+def policy_sway(
+    current: Annotated[str, typer.Argument(help="The current projection policy: NAME@VERSION.")],
+    proposed: Annotated[Path, typer.Argument(help="The proposed policy file (not published).")],
+    store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Before ratifying a change: how many standing verdicts under the current version would flip, and which.
+
+    [b]Examples[/b]
+
+      gaf policy sway rent-delinquency@1 examples/rent/policy-v2.yaml
+    """
+    from gaf import lifecycle
+
+    def work() -> None:
+        with GafStore.open(store, read_only=True) as s:
+            result = lifecycle.sway(s, _versioned(s, current, "projection"), policies.read_policy(s, proposed))
+
+        def text() -> None:
+            out.print(f"{result.judged} closure(s) judged, {len(result.flips)} would flip, {len(result.unchanged)} unchanged")
+            for f in result.flips:
+                out.print(f"  {_short(f['closure'])} {f['subject']}: {f['from']} → {f['to']}", highlight=False)
+
+        _emit(as_json, result.to_dict(), text)
+
+    _run(as_json, work)
+
+
+@policy_app.command("queue")
+def policy_queue(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Policy exceptions waiting for a person, oldest first.
+
+    [b]Examples[/b]
+
+      gaf policy queue --json
+    """
+    from gaf import lifecycle
+
+    def work() -> None:
+        with GafStore.open(store, read_only=True) as s:
+            queue = lifecycle.review_queue(s)
+        _emit(as_json, [e.to_json() for e in queue],
+              lambda: out.print(_rows_table([{"id": e.id, "subject": e.subject, "reason": e.reason} for e in queue],
+                                            ("id", "subject", "reason"))))  # fmt: skip
+
+    _run(as_json, work)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

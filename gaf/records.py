@@ -876,6 +876,7 @@ class Reopen(Record):
     kind: Literal["reopen"] = "reopen"
     LABEL: ClassVar[str] = "Reopen"
     TIME_FIELD: ClassVar = "at"
+    NON_IDENTITY: ClassVar = frozenset({"at"})
     REFS: ClassVar = {
         "cause": ("TRIGGERED_BY", tuple(sorted({"claim", "invalidation", "policy", "projection", "rules", "appeal"}))),
         "reopened": ("REOPENS", ("closure",)),

@@ -72,6 +72,8 @@ def reopen(
         assert isinstance(chosen, Projection) and isinstance(rules, VerdictRules)
         projected = project(store, chosen, as_of=as_of, reviewer=reviewer, at=at, review=review,
                             reason=f"reopened ({trigger.value}): {reason}".strip())  # fmt: skip
+        if projected.gaf.id == old.gaf and chosen.id == old.projection:
+            continue  # the same premises under the same policy: nothing to supersede
         new = close(store, projected.gaf.id, rules, subject=old.subject, as_of=as_of, closed_at=at, question=old.question,
                     purpose=old.purpose, event=old.event, period=old.period, supersedes=[old.id])  # fmt: skip
         before = verdict_of(store, old.id)

@@ -4,27 +4,35 @@
 set -e
 cd "$(dirname "$0")"
 export GAF_STORE="${GAF_STORE:-../../.gaf/rent.lbug}"
-field() { python -c "import json,sys; print(json.load(sys.stdin)$1)"; }
+# Read one value out of gaf's --json output: the expression sees the JSON as d.
+field() { python -c "import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }
+JULY=rent:lease-17/2026-07
 
-echo "== 1. Four claims about July's rent (A landlord, B tenant, C bank ledger, D contract)"
+echo "== 1. Four claims about July's rent (A landlord, B tenant, C bank ledger, D contract), and who may act"
 gaf ingest claims.yaml
-echo "== 2. The projection policy (has July been paid?) and the verdict rules"
+gaf ingest authority.yaml > /dev/null
+echo "== 2. The projection policy and the verdict rules"
 gaf policy add policy.yaml
 gaf rules add verdict-rules.yaml
 echo "== 3. Projection on 15 July: contract and payment accepted, allocation unknown, delinquency not derived"
 gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-07-15
-GAF1=$(gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-07-15 --json | field '["gaf"]')
-echo "== 4. Closure and verdict: undetermined, and the trace names the allocation that would settle it"
-CLOSURE1=$(gaf close "$GAF1" --rules rent-paid --subject rent:lease-17/2026-07 --as-of 2026-07-15 --json | field '["closure"]')
+GAF1=$(gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-07-15 --json | field 'd["gaf"]')
+echo "== 4. Closure and verdict: undetermined; the trace names the allocation that would settle it"
+CLOSURE1=$(gaf close "$GAF1" --rules rent-paid --subject $JULY --as-of 2026-07-15 --json | field 'd["closure"]')
 gaf verdict "$CLOSURE1"
-echo "== 5. Later claim E: the original transfer receipt, memo 'July rent'"
-gaf ingest claim-e.yaml
-echo "== 6. Projection on 21 July: the allocation is accepted and 'paid' is derived"
-GAF2=$(gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-07-21 --json | field '["gaf"]')
-echo "== 7. A new closure supersedes the first: verdict paid; the first stays readable"
-CLOSURE2=$(gaf close "$GAF2" --rules rent-paid --subject rent:lease-17/2026-07 --as-of 2026-07-21 --supersedes "$CLOSURE1" --json | field '["closure"]')
-gaf verdict "$CLOSURE2"
-gaf verdict "$CLOSURE1" --json | field '["label"]'
-echo "== 8. Replay recomputes both from the stored inputs"
-gaf replay "$CLOSURE1"
-gaf replay "$CLOSURE2"
+VERDICT1=$(gaf verdict "$CLOSURE1" --json | field 'd["id"]')
+echo "== 5. The authorised action is a request to establish the allocation, not a collection letter"
+REQUEST_GRANT=$(gaf list grant --json | field '[g["id"] for g in d if g["action_kind"] == "request-allocation"][0]')
+LETTER_GRANT=$(gaf list grant --json | field '[g["id"] for g in d if g["action_kind"] == "collection-letter"][0]')
+gaf act "$VERDICT1" --kind request-allocation --subject $JULY --by letting-agent --grant "$REQUEST_GRANT" \
+    --policy rent-actions --key july-allocation-request --at 2026-07-16
+gaf act "$VERDICT1" --kind collection-letter --subject $JULY --by letting-agent --grant "$LETTER_GRANT" \
+    --policy rent-actions --key july-letter --amount 1000 --at 2026-07-16 || echo "   (refused, as it should be)"
+echo "== 6. Claim E arrives (the transfer receipt, memo 'July rent'): reopen what it reaches"
+gaf reopen new-claim claim-e.yaml --reviewer registry-clerk --as-of 2026-07-21
+echo "== 7. The history of July: the first closure stays readable, superseded by the second"
+gaf history $JULY
+echo "== 8. Replay recomputes each closure from the stored inputs"
+for c in $(gaf history $JULY --json | field '" ".join(h["closure"] for h in d)'); do gaf replay "$c"; done
+echo "== 9. What rests on the bank ledger? (impact report with a picture: ../../.gaf/impact.html)"
+gaf impact source bank-ledger --html ../../.gaf/impact.html --json | field 'd["totals"]'

@@ -1,0 +1,28 @@
+"""README command 1: the rent story script runs end to end on the embedded store, and again as a no-op."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from tests.conftest import RENT
+
+
+def _story(store: str) -> str:
+    env = dict(os.environ, GAF_STORE=store, COLUMNS="200")
+    result = subprocess.run(["sh", str(RENT / "story.sh")], capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout + result.stderr
+
+
+def test_the_rent_story_runs_end_to_end_and_again_without_writing_twice(tmp_path):
+    first = _story(str(tmp_path / "rent.lbug"))
+    assert "undetermined: -1.000 (interval -1.000 … +1.000)" in first
+    assert "allocated_to(payment:tx-4471, rent:lease-17/2026-07)" in first
+    assert "does not let a verdict labelled 'undetermined' trigger 'collection-letter'" in " ".join(first.split())
+    assert "undetermined → closure:" in first and "paid" in first
+    assert first.count("identical: GAF") == 2
+    again = _story(str(tmp_path / "rent.lbug"))
+    assert "0 written, 13 already stored" in " ".join(again.split())
+    assert "no new effect: this key was used before" in " ".join(again.split())
+    assert "no standing closure was affected" in again  # the same premises: nothing to supersede
