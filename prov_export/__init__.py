@@ -1,1 +1,34 @@
-"""prov_export: builds on gaf (see its issue); nothing here yet."""
+"""PROV-O export of gaf records through rdflib, and every PROV serialisation through prov."""
+
+from prov_export.export import (
+    CANONICAL_HASH,
+    FORMATS,
+    ExportError,
+    Exported,
+    canonical_hash,
+    export,
+    graph,
+    lineage,
+    serialise,
+    stream_all,
+    subject_lineage,
+)
+from prov_export.mapping import DEFAULT_BASE, GAF, PROV, Mapper
+
+__all__ = [
+    "CANONICAL_HASH",
+    "DEFAULT_BASE",
+    "FORMATS",
+    "GAF",
+    "PROV",
+    "ExportError",
+    "Exported",
+    "Mapper",
+    "canonical_hash",
+    "export",
+    "graph",
+    "lineage",
+    "serialise",
+    "stream_all",
+    "subject_lineage",
+]

@@ -1,0 +1,323 @@
+"""The one mapping from gaf records to PROV-O (SPEC.md §10).
+
+Each record maps to triples on its own — what it is (entity, activity, agent,
+plan), who it is attributed to, what it used and generated, and, where a role
+matters, the qualified form (the policy as the plan of an association; a usage
+that "relied on the absence of claims in this closed scope"). Because no triple
+needs more than one record, the whole store can be exported as a stream, and
+every other serialisation (PROV-N, PROV-JSON, PROV-XML) is produced from these
+same triples.
+
+IRIs come from content ids under a configurable base, so an export names the
+very closure that was decided; each record also carries its id as
+``gaf:contentHash`` and its canonical JSON as ``gaf:record``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from rdflib import BNode, Literal, Namespace, URIRef
+from rdflib.namespace import RDF, RDFS, XSD
+
+from gaf import records as r
+from gaf.types import format_instant
+
+PROV = Namespace("http://www.w3.org/ns/prov#")
+GAF = Namespace("https://w3id.org/gaf#")
+DEFAULT_BASE = "urn:gaf:"
+
+Triple = tuple[Any, Any, Any]
+
+
+class Mapper:
+    """Maps records to triples under one IRI base."""
+
+    def __init__(self, base: str = DEFAULT_BASE):
+        self.base = base
+
+    def iri(self, record_id: str) -> URIRef:
+        return URIRef(self.base + record_id)
+
+    def engine(self, name: str) -> URIRef:
+        return URIRef(f"{self.base}engine:{name}")
+
+    def triples(self, record: r.Record) -> Iterator[Triple]:
+        """Every triple one record contributes."""
+        s = self.iri(record.id)
+        yield s, GAF.contentHash, Literal(record.id)
+        yield s, GAF.record, Literal(record.body.decode("utf-8"))
+        method = getattr(self, f"_{record.KIND}", None)
+        if method is None:
+            yield s, RDF.type, PROV.Entity
+            yield s, RDF.type, GAF.PolicyRecord
+            for name, (_, kinds) in record.REFS.items():
+                for ref in _refs(getattr(record, name)):
+                    if _kind(ref) == "agent":
+                        yield s, PROV.wasAttributedTo, self.iri(ref)
+            if (at := record.time()) is not None:
+                yield s, PROV.generatedAtTime, _time(at)
+            return
+        yield from method(s, record)
+
+    # ------------------------------------------------------------------ agents and sources
+
+    def _agent(self, s: URIRef, a: r.Agent) -> Iterator[Triple]:
+        yield s, RDF.type, PROV.Agent
+        yield s, RDF.type, {"person": PROV.Person, "organisation": PROV.Organization, "software": PROV.SoftwareAgent}[a.agent_type]
+        yield s, RDFS.label, Literal(a.name)
+        if a.acts_for:
+            yield s, PROV.actedOnBehalfOf, self.iri(a.acts_for)
+
+    def _source(self, s: URIRef, src: r.Source) -> Iterator[Triple]:
+        yield s, RDF.type, PROV.Agent
+        yield s, RDF.type, PROV.Entity  # a source is also an entity, so that it can be invalidated
+        yield s, RDF.type, GAF.Source
+        yield s, RDFS.label, Literal(src.name)
+        if src.operator:
+            yield s, PROV.wasAttributedTo, self.iri(src.operator)
+
+    def _invalidation(self, s: URIRef, i: r.SourceInvalidation) -> Iterator[Triple]:
+        yield from self._activity(s, GAF.SourceInvalidation, i.recorded_at, i.recorded_at)
+        yield s, PROV.wasAssociatedWith, self.iri(i.by)
+        source = self.iri(i.source)
+        yield source, PROV.wasInvalidatedBy, s
+        yield source, PROV.invalidatedAtTime, _time(i.recorded_at)
+        yield s, RDFS.comment, Literal(f"invalid from {format_instant(i.invalid_from)}: {i.reason}")
+
+    # ------------------------------------------------------------------ claims and propositions
+
+    def _claim(self, s: URIRef, c: r.Claim) -> Iterator[Triple]:
+        yield s, RDF.type, PROV.Entity
+        yield s, RDF.type, GAF.Claim
+        yield s, PROV.wasAttributedTo, self.iri(c.observer)
+        yield s, GAF.fromSource, self.iri(c.source)
+        yield s, PROV.wasAttributedTo, self.iri(c.source)
+        yield s, PROV.generatedAtTime, _time(c.recorded_at)
+        for st in c.statements:
+            yield s, GAF.asserts if st.polarity == "affirmed" else GAF.denies, self.iri(st.proposition().id)
+
+    def _proposition(self, s: URIRef, p: r.Proposition) -> Iterator[Triple]:
+        yield s, RDF.type, PROV.Entity
+        yield s, RDF.type, GAF.Proposition
+        target = p.object if p.object is not None else p.value
+        yield s, RDFS.label, Literal(f"{p.predicate}({p.subject}{'' if target is None else f', {target}'})")
+
+    def _completeness(self, s: URIRef, d: r.CompletenessDeclaration) -> Iterator[Triple]:
+        yield s, RDF.type, PROV.Entity
+        yield s, RDF.type, GAF.ClosedScope
+        yield s, PROV.wasAttributedTo, self.iri(d.source)
+        yield s, RDFS.label, Literal(f"{d.predicate}({d.subject}, {d.object}) complete as of {format_instant(d.as_of)}")
+
+    # ------------------------------------------------------------------ projection
+
+    def _projection(self, s: URIRef, p: r.Projection) -> Iterator[Triple]:
+        yield from self._plan(s, GAF.ProjectionPolicy, p.ref)
+        for d in p.completeness:
+            yield s, GAF.declares, self.iri(d.id)
+        if p.revises:
+            yield s, GAF.revises, self.iri(p.revises)
+            yield s, PROV.wasRevisionOf, self.iri(p.revises)
+        for ref in p.ratified:
+            yield s, PROV.wasDerivedFrom, self.iri(ref)
+
+    def _evaluation(self, s: URIRef, e: r.Evaluation) -> Iterator[Triple]:
+        yield from self._activity(s, GAF.Evaluation)
+        yield from self._associated(s, self.engine("gaf-projection"), self.iri(e.projection))
+        yield s, GAF.evaluates, self.iri(e.proposition)
+        yield s, RDFS.comment, Literal(f"{e.outcome.value}: {e.reason}")
+        for role, claims in ((GAF.supporting, e.supporting), (GAF.refuting, e.refuting)):
+            for claim in claims:
+                yield from self._used(s, self.iri(claim), role)
+        for scope in e.absent_in:
+            yield from self._used(s, self.iri(scope), GAF.reliedOnAbsence)
+
+    def _derivation(self, s: URIRef, d: r.Derivation) -> Iterator[Triple]:
+        yield from self._activity(s, GAF.Derivation)
+        yield from self._associated(s, self.engine("gaf-projection"), self.iri(d.projection))
+        yield s, GAF.concludes, self.iri(d.conclusion)
+        yield s, RDFS.label, Literal(d.rule)
+        for premise in d.premises:
+            if _kind(premise) == "evaluation":
+                yield s, PROV.wasInformedBy, self.iri(premise)  # an explicit rejection it relied on
+            else:
+                yield from self._used(s, self.iri(premise), GAF.premise)
+        for scope in d.negative_premises:
+            yield from self._used(s, self.iri(scope), GAF.reliedOnAbsence)
+
+    def _fact(self, s: URIRef, f: r.AcceptedFact) -> Iterator[Triple]:
+        yield s, RDF.type, PROV.Entity
+        yield s, RDF.type, GAF.AcceptedFact
+        yield s, PROV.wasGeneratedBy, self.iri(f.justification)
+        yield s, GAF.states, self.iri(f.proposition)
+
+    def _decision(self, s: URIRef, d: r.Decision) -> Iterator[Triple]:
+        yield from self._activity(s, GAF.Acceptance, d.decided_at, d.decided_at)
+        yield s, PROV.wasAssociatedWith, self.iri(d.reviewer)
+        yield s, RDFS.comment, Literal(d.reason)
+        for fact in d.accepted:
+            yield s, GAF.accepted, self.iri(fact)
+
+    def _gaf(self, s: URIRef, g: r.GAF) -> Iterator[Triple]:
+        yield s, RDF.type, PROV.Entity
+        yield s, RDF.type, PROV.Collection
+        yield s, RDF.type, GAF.GAF
+        yield s, GAF.underPolicy, self.iri(g.projection)
+        for fact in g.facts:
+            yield s, PROV.hadMember, self.iri(fact)
+        for p in g.unresolved:
+            yield s, GAF.leavesUnresolved, self.iri(p)
+        for p in g.rejected:
+            yield s, GAF.rejects, self.iri(p)
+
+    # ------------------------------------------------------------------ closure and verdict
+
+    def _rules(self, s: URIRef, rules: r.VerdictRules) -> Iterator[Triple]:
+        yield from self._plan(s, GAF.VerdictRules, rules.ref)
+
+    def _closure(self, s: URIRef, c: r.Closure) -> Iterator[Triple]:
+        closing = URIRef(f"{s}#closing")
+        yield s, RDF.type, PROV.Entity
+        yield s, RDF.type, GAF.Closure
+        yield s, RDFS.label, Literal(f"{c.question} — {c.subject}")
+        yield s, PROV.wasGeneratedBy, closing
+        yield s, PROV.generatedAtTime, _time(c.closed_at)
+        yield s, PROV.wasDerivedFrom, self.iri(c.gaf)
+        yield from self._activity(closing, GAF.Closing, c.closed_at, c.closed_at)
+        yield closing, PROV.used, self.iri(c.gaf)
+        yield from self._associated(closing, self.engine(c.engine), self.iri(c.rules))
+        yield s, GAF.underPolicy, self.iri(c.projection)
+        for scope in c.completeness:
+            yield from self._used(closing, self.iri(scope), GAF.reliedOnAbsence)
+        for old in c.supersedes:
+            yield s, PROV.wasRevisionOf, self.iri(old)
+            yield self.iri(old), PROV.wasInvalidatedBy, closing
+            yield self.iri(old), PROV.invalidatedAtTime, _time(c.closed_at)
+        bundle = URIRef(f"{s}#bundle")
+        yield bundle, RDF.type, PROV.Bundle
+        yield bundle, RDF.type, PROV.Entity
+        yield bundle, PROV.wasDerivedFrom, s
+
+    def _verdict(self, s: URIRef, v: r.Verdict) -> Iterator[Triple]:
+        judging = URIRef(f"{s}#judging")
+        yield s, RDF.type, PROV.Entity
+        yield s, RDF.type, GAF.Verdict
+        yield s, RDFS.label, Literal(f"{v.label} ({v.strength:+g}; interval {v.low:+g} … {v.high:+g})")
+        yield s, PROV.wasGeneratedBy, judging
+        yield s, PROV.wasDerivedFrom, self.iri(v.closure)
+        yield from self._activity(judging, GAF.VerdictComputation)
+        yield judging, PROV.used, self.iri(v.closure)
+        yield judging, PROV.wasAssociatedWith, self.engine(v.engine)
+        yield from self._engine(v.engine)
+
+    # ------------------------------------------------------------------ actions
+
+    def _action_policy(self, s: URIRef, p: r.ActionPolicy) -> Iterator[Triple]:
+        yield from self._plan(s, GAF.ActionPolicy, p.ref)
+
+    def _grant(self, s: URIRef, g: r.Grant) -> Iterator[Triple]:
+        yield s, RDF.type, PROV.Entity
+        yield s, RDF.type, GAF.Grant
+        yield s, PROV.wasAttributedTo, self.iri(g.granted_by)
+        yield s, PROV.generatedAtTime, _time(g.granted_at)
+        yield s, RDFS.label, Literal(f"{g.action_kind} for {', '.join(g.subjects)}")
+
+    def _action(self, s: URIRef, a: r.Action) -> Iterator[Triple]:
+        yield from self._activity(s, GAF.Action, a.requested_at)
+        yield s, RDFS.label, Literal(f"{a.action_kind} on {a.subject}")
+        yield s, PROV.used, self.iri(a.verdict)
+        yield from self._associated(s, self.iri(a.authorised_by), self.iri(a.policy))
+        yield s, GAF.underGrant, self.iri(a.grant)
+        if a.compensates:
+            yield s, GAF.compensates, self.iri(a.compensates)
+            yield s, PROV.wasInformedBy, self.iri(a.compensates)
+
+    def _action_status(self, s: URIRef, st: r.ActionStatus) -> Iterator[Triple]:
+        yield s, RDF.type, PROV.Entity
+        yield s, RDF.type, GAF.ActionStatus
+        yield s, RDFS.label, Literal(st.status.value)
+        yield s, PROV.wasGeneratedBy, self.iri(st.action)
+        yield s, PROV.generatedAtTime, _time(st.at)
+
+    def _reopen(self, s: URIRef, ro: r.Reopen) -> Iterator[Triple]:
+        yield from self._activity(s, GAF.Reopen, ro.at, ro.at)
+        yield s, RDFS.label, Literal(ro.trigger.value)
+        if ro.cause:
+            yield s, GAF.triggeredBy, self.iri(ro.cause)
+        for c in ro.reopened:
+            yield s, GAF.reopened, self.iri(c)
+
+    def _policy(self, s: URIRef, p: r.RatifiedPolicy) -> Iterator[Triple]:
+        yield from self._plan(s, GAF.RatifiedPolicy, f"{p.name}@{p.version}")
+        yield s, PROV.wasAttributedTo, self.iri(p.authority)
+        yield s, PROV.generatedAtTime, _time(p.ratified_at)
+        if p.candidate:
+            yield s, PROV.wasDerivedFrom, self.iri(p.candidate)
+        if p.revises:
+            yield s, PROV.wasRevisionOf, self.iri(p.revises)
+
+    # ------------------------------------------------------------------ shapes used above
+
+    def _plan(self, s: URIRef, cls: URIRef, label: str) -> Iterator[Triple]:
+        yield s, RDF.type, PROV.Entity
+        yield s, RDF.type, PROV.Plan
+        yield s, RDF.type, cls
+        yield s, RDFS.label, Literal(label)
+
+    def _activity(self, s: URIRef, cls: URIRef, start: datetime | None = None, end: datetime | None = None) -> Iterator[Triple]:
+        yield s, RDF.type, PROV.Activity
+        yield s, RDF.type, cls
+        if start is not None:
+            yield s, PROV.startedAtTime, _time(start)
+        if end is not None:
+            yield s, PROV.endedAtTime, _time(end)
+
+    def _associated(self, activity: URIRef, agent: URIRef, plan: URIRef) -> Iterator[Triple]:
+        """prov:wasAssociatedWith, and its qualified form naming the plan followed."""
+        node = BNode(f"assoc-{_tail(activity)}-{_tail(agent)}")
+        yield activity, PROV.wasAssociatedWith, agent
+        yield activity, PROV.qualifiedAssociation, node
+        yield node, RDF.type, PROV.Association
+        yield node, PROV.agent, agent
+        yield node, PROV.hadPlan, plan
+        if str(agent).startswith(f"{self.base}engine:"):
+            yield from self._engine(str(agent)[len(f"{self.base}engine:"):])
+
+    def _used(self, activity: URIRef, entity: URIRef, role: URIRef) -> Iterator[Triple]:
+        """prov:used, and its qualified form with the role the entity played."""
+        node = BNode(f"use-{_tail(activity)}-{_tail(entity)}-{_tail(role)}")
+        yield activity, PROV.used, entity
+        yield activity, PROV.qualifiedUsage, node
+        yield node, RDF.type, PROV.Usage
+        yield node, PROV.entity, entity
+        yield node, PROV.hadRole, role
+        yield role, RDF.type, PROV.Role
+
+    def _engine(self, name: str) -> Iterator[Triple]:
+        e = self.engine(name)
+        yield e, RDF.type, PROV.Agent
+        yield e, RDF.type, PROV.SoftwareAgent
+        yield e, RDF.type, GAF.Engine
+        yield e, RDFS.label, Literal(name)
+
+
+def _time(at: datetime) -> Literal:
+    return Literal(format_instant(at), datatype=XSD.dateTime)
+
+
+def _refs(value: Any) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _kind(record_id: str) -> str:
+    return record_id.split(":", 1)[0]
+
+
+def _tail(iri: Any) -> str:
+    """A short, deterministic, label-safe blank-node name part for an IRI."""
+    return hashlib.sha256(str(iri).encode("utf-8")).hexdigest()[:16]
