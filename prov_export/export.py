@@ -14,6 +14,7 @@ RDFC-1.0 canonical N-Quads, computed by pyoxigraph.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -109,11 +110,11 @@ def _fetch(store: GafStore, ids: list[str]) -> Iterator[Record]:
 
 def graph(records: Iterable[Record], *, base: str = DEFAULT_BASE) -> Graph:
     """The PROV-O graph of some records."""
-    g = Graph()
+    g = Graph(bind_namespaces="core")
     g.bind("prov", PROV)
     g.bind("gaf", GAF)
     for kind in RECORD_TYPES:  # claim:3f2a… rather than an anonymous prefix, in every serialisation
-        g.bind(kind.replace("_", "-"), f"{base}{kind}:")
+        g.bind("snapshot" if kind == "gaf" else kind.replace("_", "-"), f"{base}{kind}:")
     g.bind("engine", f"{base}engine:")
     mapper = Mapper(base)
     for record in records:
@@ -127,11 +128,32 @@ def serialise(g: Graph, fmt: str) -> str:
     if fmt in RDF_FORMATS:
         return g.serialize(format=RDF_FORMATS[fmt])
     if fmt in PROV_FORMATS:
+        import warnings
+
         from prov.model import ProvDocument
 
-        document = ProvDocument.deserialize(content=g.serialize(format="turtle"), format="rdf", rdf_format="turtle")
-        return document.serialize(format=PROV_FORMATS[fmt])
+        with warnings.catch_warnings():
+            # prov keeps no types for roles (gaf:reliedOnAbsence a prov:Role); the roles themselves are kept
+            warnings.simplefilter("ignore", UserWarning)
+            document = ProvDocument.deserialize(content=g.serialize(format="turtle"), format="rdf", rdf_format="turtle")
+        return _unused_prefixes_dropped(document.serialize(format=PROV_FORMATS[fmt]), fmt)
     raise ExportError(f"unknown format {fmt!r}", hint=f"one of: {', '.join(FORMATS)}")
+
+
+def _unused_prefixes_dropped(text: str, fmt: str) -> str:
+    """prov declares every namespace rdflib knows; keep only those the document uses."""
+    if fmt == "provn":
+        lines = text.splitlines()
+        body = "\n".join(line for line in lines if not line.lstrip().startswith("prefix "))
+        kept = [line for line in lines
+                if not line.lstrip().startswith("prefix ") or f"{line.split()[1]}:" in body]  # fmt: skip
+        return "\n".join(kept) + "\n"
+    if fmt == "provjson":
+        data = json.loads(text)
+        rest = json.dumps({k: v for k, v in data.items() if k != "prefix"})
+        data["prefix"] = {k: v for k, v in data.get("prefix", {}).items() if f'"{k}:' in rest or f" {k}:" in rest}
+        return json.dumps(data, indent=2)
+    return text
 
 
 def canonical_hash(g: Graph) -> str:
