@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from gaf import __version__
-from gaf.errors import GafError
+from gaf.errors import GafError, InvalidRecord
 from gaf import closure, policies, projection
 from gaf.ledger import ingest as ingest_records
 from gaf.ledger import resolve_key
@@ -527,7 +527,7 @@ def _rows_table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Table:
     for col in columns:
         t.add_column(col)
     for r in rows:
-        t.add_row(*(_short(str(r[c])) if c == "id" else str(r[c]) for c in columns))
+        t.add_row(*(_short(str(r[c])) if c == "id" else str(r.get(c, "")) for c in columns))
     return t
 
 
@@ -1189,6 +1189,101 @@ def export_prov(
         err.print(json.dumps(result.to_dict()), highlight=False)
 
     _run(False, work)
+
+
+@app.command()
+def query(
+    name: Annotated[Optional[str], typer.Argument(help="A query of the library (gaf query --list shows them).")] = None,
+    param: Annotated[Optional[list[str]], typer.Option("--param", "-p", help="A parameter, name=value (repeatable).")] = None,
+    cypher: Annotated[Optional[str], typer.Option("--cypher", help="Ad-hoc Cypher, run through the same read-only runner.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
+    list_all: Annotated[bool, typer.Option("--list", help="List the library's queries and the questions they answer.")] = False,
+    reference_out: Annotated[Optional[Path], typer.Option("--reference", help="Write the library's Markdown reference here.")] = None,
+    favorites_out: Annotated[Optional[Path], typer.Option("--favorites", help="Write the library as Neo4j Browser favourites (zip).")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run an auditor query read-only: a named one from the library, or ad-hoc Cypher.
+
+    A query that would write is refused before it reaches the store (exit code 2).
+
+    [b]Examples[/b]
+
+      gaf query --list
+      gaf query why-verdict --param closure=closure:aca0…
+      gaf query decisions-by-reviewer -p reviewer=registry-clerk --format csv
+      gaf query --cypher "MATCH (c:Claim) RETURN count(c) AS claims"
+    """
+    import queries
+
+    def work() -> None:
+        library = queries.load()
+        if list_all or reference_out or favorites_out:
+            if reference_out:
+                reference_out.write_text(queries.reference(library), encoding="utf-8")
+            if favorites_out:
+                favorites_out.write_bytes(queries.favorites(library))
+            rows = [{"name": q.name, "params": ", ".join(q.params) or "-", "question": q.question} for q in library.values()]
+            _emit(as_json, rows, lambda: out.print(_rows_table(rows, ("name", "params", "question"))))
+            return
+        if (name is None) == (cypher is None):
+            raise GafError("give a query name or --cypher, not both", hint="gaf query --list shows the library")
+        if name is not None and name not in library:
+            raise InvalidRecord(f"no query named {name!r}", hint=f"known: {', '.join(sorted(library))}")
+        params = dict(queries.parse_param(p) for p in param or [])
+        with GafStore.open(store, read_only=True) as s:
+            rows = queries.run(s, library[name] if name else cypher, params)  # type: ignore[arg-type]
+        if as_json or fmt == "json":
+            print(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
+        elif fmt == "csv":
+            sys.stdout.write(queries.as_csv(rows))
+        else:
+            columns = tuple(rows[0]) if rows else ("(no rows)",)
+            out.print(_rows_table([{k: (_short(v) if isinstance(v, str) and ":" in v and len(v) > 60 else v) for k, v in r.items()} for r in rows], columns))
+
+    _run(as_json, work)
+
+
+def cli_reference() -> str:
+    """The CLI reference in Markdown, generated from the commands themselves so it cannot drift."""
+    root = typer.main.get_command(app)
+    lines = ["# gaf command reference", "",
+             "Generated from the CLI by `gaf reference`; do not edit by hand. Every command takes `--help`.", ""]  # fmt: skip
+
+    def walk(command: Any, path: list[str]) -> None:
+        if hasattr(command, "list_commands"):  # a group (typer ships its own click, so no isinstance)
+            ctx = command.context_class(command)
+            for name in command.list_commands(ctx):
+                walk(command.get_command(ctx, name), [*path, name])
+            return
+        help_text = (command.help or "").replace("[b]", "**").replace("[/b]", "**").strip()
+        lines.extend([f"## gaf {' '.join(path)}", "", help_text, ""])
+        for param in command.params:
+            if param.param_type_name == "option":
+                lines.append(f"- `{', '.join(param.opts)}`: {param.help or ''}".rstrip())
+            else:
+                lines.append(f"- `{param.name.upper()}`: {getattr(param, 'help', '') or ''}".rstrip())
+        lines.append("")
+
+    walk(root, [])
+    return "\n".join(lines)
+
+
+@app.command()
+def reference(
+    out_path: Annotated[Optional[Path], typer.Option("--out", help="Write here instead of stdout.")] = None,
+) -> None:
+    """Print the CLI reference (Markdown), generated from the commands.
+
+    [b]Examples[/b]
+
+      gaf reference --out docs/cli-reference.md
+    """
+    text = cli_reference()
+    if out_path:
+        out_path.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
 
 
 if __name__ == "__main__":  # pragma: no cover

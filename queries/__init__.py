@@ -1,1 +1,5 @@
-"""queries: builds on gaf (see its issue); nothing here yet."""
+"""The auditor query library: named, tested Cypher questions, run read-only."""
+
+from queries.runner import Query, as_csv, check_read_only, favorites, load, parse_param, reference, run
+
+__all__ = ["Query", "as_csv", "check_read_only", "favorites", "load", "parse_param", "reference", "run"]

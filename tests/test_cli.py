@@ -75,7 +75,8 @@ def test_wrong_neo4j_credentials_are_named(neo4j_store, monkeypatch):
 
 
 def test_every_command_has_help_with_examples():
-    for command in ("init", "schema", "ingest", "show", "list", "stats", "project", "close", "verdict", "replay", "impact source"):
+    for command in ("init", "schema", "ingest", "show", "list", "stats", "project", "close", "verdict", "replay", "impact source",
+                    "act", "history", "reopen new-claim", "policy sway", "export prov", "query"):
         result = runner.invoke(app, [*command.split(), "--help"])
         assert result.exit_code == 0 and "Examples" in result.stdout, command
 
@@ -135,3 +136,13 @@ def test_impact_commands_write_json_html_and_markdown(target, tmp_path):
     assert page.read_text().count("<svg") == 1 and notes.read_text().startswith("# Impact of source_invalidated")
     cut = _json(runner.invoke(app, ["impact", "source", "bank-ledger", "--max-depth", "1", "--store", target, "--json"]))
     assert cut["complete"] is False and "depth limit 1" in cut["cut"][0]
+
+
+def test_the_cli_and_query_references_in_docs_are_current():
+    """Regenerate with: gaf reference --out docs/cli-reference.md; gaf query --list --reference docs/queries.md"""
+    import queries
+    from gaf.cli import cli_reference
+    from tests.conftest import ROOT
+
+    assert (ROOT / "docs" / "cli-reference.md").read_text(encoding="utf-8") == cli_reference()
+    assert (ROOT / "docs" / "queries.md").read_text(encoding="utf-8") == queries.reference(queries.load())
