@@ -1275,6 +1275,30 @@ def verify(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     _run(as_json, work)
 
 
+@app.command(name="whatif")
+def whatif_(
+    closure_id: Annotated[str, typer.Argument(help="The closure whose verdict is questioned.")],
+    max_size: Annotated[int, typer.Option("--max-size", help="Largest combination of changes tried.", min=1)] = 2,
+    seconds: Annotated[float, typer.Option(help="Stop after this long, and say how far the search got.")] = 60.0,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """What would change this verdict? An exhaustive, bounded search of its cone (nothing is written).
+
+    [b]Examples[/b]
+
+      gaf whatif closure:0609… --max-size 2 --seconds 60
+    """
+    from gaf.whatif import whatif as search
+
+    def work() -> None:
+        with GafStore.open(store, read_only=True) as s:
+            report = search(s, closure_id, max_size=max_size, seconds=seconds)
+        _emit(as_json, report.to_dict(), lambda: out.print(report.text(), highlight=False))
+
+    _run(as_json, work)
+
+
 def cli_reference() -> str:
     """The CLI reference in Markdown, generated from the commands themselves so it cannot drift."""
     root = typer.main.get_command(app)

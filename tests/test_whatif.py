@@ -1,0 +1,38 @@
+"""What would change this verdict? The bounded search over a closure's cone."""
+
+from __future__ import annotations
+
+from gaf.whatif import whatif
+from tests.rentcase import PAYMENT, RENT_JULY, close_both
+
+
+def _changes(report) -> list[str]:
+    return [" AND ".join(c.describe() for c in f.changes) for f in report.findings]
+
+
+def test_on_the_first_closure_a_claim_establishing_the_allocation_flips_it_to_paid(store):
+    c1, _ = close_both(store)
+    before = store.counts()
+    report = whatif(store, c1.closure.id)
+    assert store.counts() == before  # the store is never written
+    assert report.label == "undetermined" and report.complete and report.exhaustive
+    flips = [f for f in report.findings if f.new_label == "paid"]
+    assert len(flips) == 1 and len(flips[0].changes) == 1
+    assert flips[0].changes[0].describe().startswith(f"add allocated_to({PAYMENT}, {RENT_JULY})")
+    assert "paid-by-allocated-transfer" in flips[0].rules_changed
+
+
+def test_on_the_second_closure_it_finds_what_would_bring_it_back(store):
+    _, c2 = close_both(store)
+    report = whatif(store, c2.closure.id, max_size=1)
+    assert report.label == "paid"
+    back = [f for f in report.findings if f.new_label == "undetermined"]
+    assert any("allocated_to" in f.changes[0].describe() and f.changes[0].kind == "retract" for f in back)
+    assert any(f.changes[0].why.startswith("falls into a closed scope") for f in report.findings)  # a reversal
+
+
+def test_a_time_limit_stops_the_search_and_says_how_far_it_got(store):
+    c1, _ = close_both(store)
+    ticks = iter(range(1000))
+    report = whatif(store, c1.closure.id, seconds=3, clock=lambda: next(ticks))
+    assert not report.complete and "time limit 3 s" in report.stopped and report.tried < 10
