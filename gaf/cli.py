@@ -23,7 +23,7 @@ from rich.table import Table
 
 from gaf import __version__
 from gaf.errors import GafError, InvalidRecord
-from gaf import closure, policies, projection
+from gaf import closure, lifecycle, policies, projection
 from gaf.ledger import ingest as ingest_records
 from gaf.ledger import resolve_key
 from gaf.records import Record, json_schema, record_type
@@ -538,10 +538,13 @@ def close_(
     subject: Annotated[str, typer.Option(help="What the verdict is about, e.g. rent:lease-17/2026-07.")],
     as_of: Annotated[str, typer.Option(help="The transaction time the GAF was projected at (ISO 8601).")],
     supersedes: Annotated[Optional[list[str]], typer.Option(help="A closure this one supersedes (repeatable).")] = None,
+    at: Annotated[Optional[str], typer.Option("--at", help="When the closure is made (ISO 8601); default now.")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Freeze a GAF into a closure and compute its verdict (one transaction).
+
+    An undetermined case outside a ratified policy the projection cites is queued as a policy exception.
 
     [b]Examples[/b]
 
@@ -552,10 +555,18 @@ def close_(
         rules_name, _, version = rules.partition("@")
         with GafStore.open(store) as s:
             rule_set = policies.get(s, rules_name, int(version) if version else None, kind="rules")
+            when = _when(at)
             closed = closure.close(s, gaf_id, rule_set, subject=subject, as_of=to_instant(as_of),
-                                   closed_at=datetime.now(timezone.utc), supersedes=supersedes or [])  # fmt: skip
-        data = {"closure": closed.closure.id, "verdict": closed.verdict.to_json()}
-        _emit(as_json, data, lambda: out.print(f"closure {closed.closure.id}\n{closed.judgement.text()}", highlight=False))
+                                   closed_at=when, supersedes=supersedes or [])  # fmt: skip
+            exceptions = lifecycle.route_exceptions(s, closed, when)
+        data = {"closure": closed.closure.id, "verdict": closed.verdict.to_json(), "policy_exceptions": [e.to_json() for e in exceptions]}
+
+        def text() -> None:
+            out.print(f"closure {closed.closure.id}\n{closed.judgement.text()}", highlight=False)
+            for e in exceptions:
+                out.print(f"[yellow]policy exception, queued for review:[/] {e.reason}", highlight=False)
+
+        _emit(as_json, data, text)
 
     _run(as_json, work)
 

@@ -167,9 +167,13 @@ def revise(store: GafStore, policy: Versioned) -> Versioned:
     latest = latest_version(store, policy.name, policy.KIND)
     if latest == 0:
         raise UnknownPolicy(f"no published {policy.KIND} named {policy.name!r} to revise", hint="publish version 1 first")
+    previous = get(store, policy.name, latest, kind=policy.KIND)
+    same = {"id", "version", "revises"}
+    if policy.model_dump(exclude=same) == previous.model_dump(exclude=same):
+        return previous  # the latest version already says exactly this
     data = policy.model_dump(exclude={"id"}) | {"version": latest + 1}
     if isinstance(policy, Projection):
-        data["revises"] = get(store, policy.name, latest).id
+        data["revises"] = previous.id
     return publish(store, type(policy).model_validate(data))
 
 

@@ -920,6 +920,7 @@ class PolicyCandidate(Record):
 
     kind: Literal["policy_candidate"] = "policy_candidate"
     LABEL: ClassVar[str] = "PolicyCandidate"
+    NON_IDENTITY: ClassVar = frozenset({"proposed_at"})
     TIME_FIELD: ClassVar = "proposed_at"
     REFS: ClassVar = {"cases": ("GENERALISES", ("case_decision",)), "proposed_by": ("PROPOSED_BY", ("agent",))}
 
@@ -936,6 +937,7 @@ class RatifiedPolicy(Record):
 
     kind: Literal["policy"] = "policy"
     LABEL: ClassVar[str] = "RatifiedPolicy"
+    NON_IDENTITY: ClassVar = frozenset({"ratified_at"})
     TIME_FIELD: ClassVar = "ratified_at"
     REFS: ClassVar = {
         "candidate": ("RATIFIES", ("policy_candidate",)),

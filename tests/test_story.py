@@ -22,6 +22,10 @@ def test_the_rent_story_runs_end_to_end_and_again_without_writing_twice(tmp_path
     assert "does not let a verdict labelled 'undetermined' trigger 'collection-letter'" in " ".join(first.split())
     assert "undetermined → closure:" in first and "paid" in first
     assert first.count("identical: GAF") == 2
+    flat = " ".join(first.split())
+    assert "ratified rent-allocation@1" in flat and "1 closure(s) judged, 0 would flip" in flat
+    assert "verdict paid: +1.000" in flat.split("== 12.")[1].split("== 13.")[0]  # August, with no landlord confirmation
+    assert "policy exception, queued for review: outside rent-allocation@1" in flat  # September's 900
     again = _story(str(tmp_path / "rent.lbug"))
     assert "0 written, 13 already stored" in " ".join(again.split())
     assert "no new effect: this key was used before" in " ".join(again.split())

@@ -36,3 +36,20 @@ echo "== 8. Replay recomputes each closure from the stored inputs"
 for c in $(gaf history $JULY --json | field '" ".join(h["closure"] for h in d)'); do gaf replay "$c"; done
 echo "== 9. What rests on the bank ledger? (impact report with a picture: ../../.gaf/impact.html)"
 gaf impact source bank-ledger --html ../../.gaf/impact.html --json | field 'd["totals"]'
+echo "== 10. The letting agent generalises the July case into a policy, and ratifies it from 1 August"
+CANDIDATE=$(gaf policy propose allocation-rule.yaml --name rent-allocation --by letting-agent --json \
+    --text "A payment from the tenant's registered account, by the due date, equal to the rent, with no other debt open, is allocated to the current month's rent." \
+    | field 'd["id"]')
+gaf policy ratify "$CANDIDATE" --by letting-agent --version 1 --effective 2026-08-01
+echo "== 11. Sway before adopting it: what would it do to the decisions already taken?"
+gaf policy sway rent-delinquency@1 policy-v2.yaml
+gaf policy revise policy-v2.yaml
+echo "== 12. August: a matching payment is paid under the ratified policy, without asking the landlord"
+gaf ingest august.yaml > /dev/null
+GAF3=$(gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-08-06 --json | field 'd["gaf"]')
+gaf close "$GAF3" --rules rent-paid --subject rent:lease-17/2026-08 --as-of 2026-08-06 --at 2026-08-06
+echo "== 13. September: 900 instead of 1000 is outside the policy: a policy exception, queued for a person"
+gaf ingest september.yaml > /dev/null
+GAF4=$(gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-09-06 --json | field 'd["gaf"]')
+gaf close "$GAF4" --rules rent-paid --subject rent:lease-17/2026-09 --as-of 2026-09-06 --at 2026-09-06
+gaf policy queue
