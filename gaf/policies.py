@@ -42,6 +42,12 @@ def read_policy(store: GafStore, path: str | Path) -> Projection:
     Every error names the file and line, and for rules, the rule.
     """
     path = Path(path)
+    data, node = read_mapping(path, "a policy file")
+    return policy_from_dict(store, data, where=str(path), node=node)
+
+
+def read_mapping(path: Path, what: str) -> tuple[dict[str, Any], Any]:
+    """One YAML mapping and its node tree (for line numbers); typed errors with file and line."""
     try:
         text = path.read_text(encoding="utf-8")
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -52,8 +58,8 @@ def read_policy(store: GafStore, path: str | Path) -> Projection:
         mark = getattr(exc, "problem_mark", None)
         raise InvalidRecord(f"not valid YAML: {getattr(exc, 'problem', exc)}", where=f"{path}:{mark.line + 1}" if mark else str(path)) from None
     if not isinstance(data, dict):
-        raise InvalidRecord("a policy file holds one mapping", where=str(path))
-    return policy_from_dict(store, data, where=str(path), node=node)
+        raise InvalidRecord(f"{what} holds one mapping", where=str(path))
+    return data, node
 
 
 def policy_from_dict(store: GafStore, data: dict[str, Any], *, where: str = "policy", node: Any = None) -> Projection:
@@ -203,17 +209,7 @@ def names(store: GafStore, kind: str = "projection") -> list[str]:
 def read_rules(path: str | Path) -> VerdictRules:
     """Read a verdict rule set from YAML; errors name the file, line and rule."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except FileNotFoundError:
-        raise InvalidRecord(f"no such file: {path}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InvalidRecord(f"not valid YAML: {getattr(exc, 'problem', exc)}", where=f"{path}:{mark.line + 1}" if mark else str(path)) from None
-    if not isinstance(data, dict):
-        raise InvalidRecord("a rules file holds one mapping", where=str(path))
+    data, node = read_mapping(path, "a rules file")
     data = yaml_plain(data)
     data.pop("kind", None)
     try:
