@@ -661,10 +661,12 @@ def _impact(
         with GafStore.open(store, read_only=True) as s, _progress(as_json) as bar:
             task = bar.add_task("walking dependencies", total=None)
             report = question(s, *args, progress=lambda n, depth: bar.update(task, completed=n, description=f"depth {depth}"), **kwargs)
-        if html_path:
-            html_path.write_text(to_html(report), encoding="utf-8")
-        if md_path:
-            md_path.write_text(to_markdown(report), encoding="utf-8")
+        for path, render in ((html_path, to_html), (md_path, to_markdown)):
+            if path is not None:
+                try:
+                    path.write_text(render(report), encoding="utf-8")
+                except OSError as exc:
+                    raise GafError(f"cannot write {path}: {exc.strerror}", hint="check that the directory exists") from None
 
         def text() -> None:
             out.print(headline(report), highlight=False)

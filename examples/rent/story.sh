@@ -4,6 +4,8 @@
 set -e
 cd "$(dirname "$0")"
 export GAF_STORE="${GAF_STORE:-../../.gaf/rent.lbug}"
+REPORTS="$(dirname "$GAF_STORE")"
+mkdir -p "$REPORTS"
 # Read one value out of gaf's --json output: the expression sees the JSON as d.
 field() { python -c "import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }
 JULY=rent:lease-17/2026-07
@@ -34,8 +36,8 @@ echo "== 7. The history of July: the first closure stays readable, superseded by
 gaf history $JULY
 echo "== 8. Replay recomputes each closure from the stored inputs"
 for c in $(gaf history $JULY --json | field '" ".join(h["closure"] for h in d)'); do gaf replay "$c"; done
-echo "== 9. What rests on the bank ledger? (impact report with a picture: ../../.gaf/impact.html)"
-gaf impact source bank-ledger --html ../../.gaf/impact.html --json | field 'd["totals"]'
+echo "== 9. What rests on the bank ledger? (impact report with a picture: $REPORTS/impact.html)"
+gaf impact source bank-ledger --html "$REPORTS/impact.html" --json | field 'd["totals"]'
 echo "== 10. The letting agent generalises the July case into a policy, and ratifies it from 1 August"
 CANDIDATE=$(gaf policy propose allocation-rule.yaml --name rent-allocation --by letting-agent --json \
     --text "A payment from the tenant's registered account, by the due date, equal to the rent, with no other debt open, is allocated to the current month's rent." \
