@@ -63,17 +63,19 @@ def cone_predicates(policy: Projection) -> set[str]:
     return preds - {r.head.predicate for r in policy.derivation_rules} | set(policy.conclusions)
 
 
-# Claims stating a proposition with one of these predicates about one exact subject,
-# recorded by a cut-off (ASSERTS and DENIES are asked separately: portable Cypher).
+# Claims stating a proposition with one of these predicates about one exact subject
+# (ASSERTS and DENIES are asked separately: portable Cypher). The cut-off is applied
+# afterwards, in evaluate_over: filtering on it here lets Neo4j's planner start from
+# the Claim(recorded_at) index and read the whole ledger (bench/projection.py found it).
 _CONE_EXACT = {
     rel: "UNWIND $subjects AS s MATCH (p:Proposition {subject: s}) WHERE p.predicate IN $predicates "
-    f"MATCH (c:Claim)-[:{rel}]->(p) WHERE c.recorded_at <= $cutoff RETURN DISTINCT c.id AS id, c.body AS body"
+    f"MATCH (c:Claim)-[:{rel}]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
     for rel in ("ASSERTS", "DENIES")
 }
 # The same for subjects that start with a prefix.
 _CONE_PREFIX = {
     rel: "UNWIND $prefixes AS s MATCH (p:Proposition) WHERE p.subject STARTS WITH s AND p.predicate IN $predicates "
-    f"MATCH (c:Claim)-[:{rel}]->(p) WHERE c.recorded_at <= $cutoff RETURN DISTINCT c.id AS id, c.body AS body"
+    f"MATCH (c:Claim)-[:{rel}]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
     for rel in ("ASSERTS", "DENIES")
 }
 
@@ -89,14 +91,14 @@ def cone_claims(store: GafStore, policy: Projection, as_of: datetime) -> list[Cl
     for rel in ("ASSERTS", "DENIES"):
         rows = []
         if exact:
-            rows += store.read(_CONE_EXACT[rel], {"subjects": exact, "predicates": predicates, "cutoff": cutoff})
+            rows += store.read(_CONE_EXACT[rel], {"subjects": exact, "predicates": predicates})
         if prefixes:
-            rows += store.read(_CONE_PREFIX[rel], {"prefixes": prefixes, "predicates": predicates, "cutoff": cutoff})
+            rows += store.read(_CONE_PREFIX[rel], {"prefixes": prefixes, "predicates": predicates})
         for row in rows:
             if row["id"] not in found:
                 found[row["id"]] = parse_body(row["body"], row["id"])  # type: ignore[assignment]
     invalid = invalidations(store, {c.source for c in found.values()}, as_of)
-    return [found[k] for k in sorted(found) if not _invalidated(found[k], invalid)]
+    return [found[k] for k in sorted(found) if format_instant(found[k].recorded_at) <= cutoff and not _invalidated(found[k], invalid)]
 
 
 # Invalidations of some sources, recorded by a time.
