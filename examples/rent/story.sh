@@ -17,8 +17,8 @@ echo "== 2. The projection policy and the verdict rules"
 gaf policy add policy.yaml
 gaf rules add verdict-rules.yaml
 echo "== 3. Projection on 15 July: contract and payment accepted, allocation unknown, delinquency not derived"
-gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-07-15
-GAF1=$(gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-07-15 --json | field 'd["gaf"]')
+gaf project rent-delinquency@1 --reviewer registry-clerk --as-of 2026-07-15
+GAF1=$(gaf project rent-delinquency@1 --reviewer registry-clerk --as-of 2026-07-15 --json | field 'd["gaf"]')
 echo "== 4. Closure and verdict: undetermined; the trace names the allocation that would settle it"
 CLOSURE1=$(gaf close "$GAF1" --rules rent-paid --subject $JULY --as-of 2026-07-15 --json | field 'd["closure"]')
 gaf verdict "$CLOSURE1"
@@ -48,10 +48,10 @@ gaf policy sway rent-delinquency@1 policy-v2.yaml
 gaf policy revise policy-v2.yaml
 echo "== 12. August: a matching payment is paid under the ratified policy, without asking the landlord"
 gaf ingest august.yaml > /dev/null
-GAF3=$(gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-08-06 --json | field 'd["gaf"]')
+GAF3=$(gaf project rent-delinquency@2 --reviewer registry-clerk --as-of 2026-08-06 --json | field 'd["gaf"]')
 gaf close "$GAF3" --rules rent-paid --subject rent:lease-17/2026-08 --as-of 2026-08-06 --at 2026-08-06
 echo "== 13. September: 900 instead of 1000 is outside the policy: a policy exception, queued for a person"
 gaf ingest september.yaml > /dev/null
-GAF4=$(gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-09-06 --json | field 'd["gaf"]')
+GAF4=$(gaf project rent-delinquency@2 --reviewer registry-clerk --as-of 2026-09-06 --json | field 'd["gaf"]')
 gaf close "$GAF4" --rules rent-paid --subject rent:lease-17/2026-09 --as-of 2026-09-06 --at 2026-09-06
 gaf policy queue
