@@ -56,6 +56,13 @@ def _run(as_json: bool, work: Callable[[], Any]) -> Any:
     """Run a command body, turning gaf's typed errors into one line and an exit code."""
     try:
         return work()
+    except ValueError as exc:  # a value the user typed (a time, a version) that does not parse
+        exc = InvalidRecord(str(exc))
+        if as_json:
+            print(json.dumps(exc.to_dict(), indent=2))
+        else:
+            err.print(f"[bold red]error:[/] {exc.message}", highlight=False, markup=True)
+        raise typer.Exit(exc.exit_code) from None
     except GafError as exc:
         if as_json:
             print(json.dumps(exc.to_dict(), indent=2))
@@ -562,7 +569,7 @@ def close_(
         data = {"closure": closed.closure.id, "verdict": closed.verdict.to_json(), "policy_exceptions": [e.to_json() for e in exceptions]}
 
         def text() -> None:
-            out.print(f"closure {closed.closure.id}\n{closed.judgement.text()}", highlight=False)
+            out.print(f"closure {closed.closure.id}\n{closed.judgement.text()}", highlight=False, markup=False)
             for e in exceptions:
                 out.print(f"[yellow]policy exception, queued for review:[/] {e.reason}", highlight=False)
 
@@ -590,7 +597,7 @@ def verdict(
         if not found:
             raise GafError(f"no verdict for {closure_id}", hint="gaf close makes one")
         v = found[0]
-        _emit(as_json, v.to_json(), lambda: out.print(_verdict_text(v), highlight=False))
+        _emit(as_json, v.to_json(), lambda: out.print(_verdict_text(v), highlight=False, markup=False))
 
     _run(as_json, work)
 
@@ -1307,7 +1314,7 @@ def whatif_(
     def work() -> None:
         with GafStore.open(store, read_only=True) as s:
             report = search(s, closure_id, max_size=max_size, seconds=seconds)
-        _emit(as_json, report.to_dict(), lambda: out.print(report.text(), highlight=False))
+        _emit(as_json, report.to_dict(), lambda: out.print(report.text(), highlight=False, markup=False))
 
     _run(as_json, work)
 

@@ -298,6 +298,14 @@ def _negation(state: _State, r: DerivationRule, clauses: list, i: int, branch: _
                 negatives = [*negatives, closed]
     else:
         inner = max(e.truth for e in entries)
+        if inner == Truth.FALSE and not derived and not _ground_pattern(a, branch.binding):
+            # Denials of some groundings say nothing of the others: only a closed scope does.
+            closed = _absence(state, a, branch.binding)
+            if closed is None:
+                inner = Truth.UNKNOWN
+                unresolved = [*unresolved, _ground(a, branch.binding)]
+            elif closed:
+                negatives = [*negatives, closed]
         if inner == Truth.FALSE:  # explicitly denied or rejected: not the same as absent
             premises = [*premises, *(Premise(e.ground, e.truth, derived, e.evidence) for e in entries)]
         elif inner == Truth.UNKNOWN:
@@ -306,6 +314,11 @@ def _negation(state: _State, r: DerivationRule, clauses: list, i: int, branch: _
     if value == Truth.FALSE:
         return
     yield from _clauses(state, r, clauses, i + 1, _Branch(branch.binding, min(branch.truth, value), premises, negatives, unresolved), restrict)
+
+
+def _ground_pattern(a: Atom, binding: dict[str, Any]) -> bool:
+    """Whether an atom names one proposition (a missing object stands for a unary predicate)."""
+    return _bound(a.subject, binding) and (a.object is None or _bound(a.object, binding))
 
 
 def _absence(state: _State, a: Atom, binding: dict[str, Any]) -> str | None:

@@ -67,7 +67,7 @@ class BatchRejected(InvalidRecord):
         super().__init__(
             f"{len(errors)} bad item(s), nothing written; first: {first}",
             where=where,
-            hint="fix the items listed, or write with mode='best_effort' to keep the good ones",
+            hint="fix the items listed, or keep the good ones with --best-effort (mode='best_effort' in Python)",
         )
 
     def to_dict(self) -> dict:

@@ -146,3 +146,13 @@ def test_the_cli_and_query_references_in_docs_are_current():
 
     assert (ROOT / "docs" / "cli-reference.md").read_text(encoding="utf-8") == cli_reference()
     assert (ROOT / "docs" / "queries.md").read_text(encoding="utf-8") == queries.reference(queries.load())
+
+
+def test_a_time_or_version_that_does_not_parse_is_one_line_and_exit_2(tmp_path):
+    store = str(tmp_path / "s.lbug")
+    runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", store])
+    runner.invoke(app, ["policy", "add", str(RENT / "policy.yaml"), "--store", store])
+    bad_time = runner.invoke(app, ["project", "rent-delinquency", "--reviewer", "registry-clerk", "--as-of", "15-07-2026", "--store", store])
+    assert bad_time.exit_code == 2 and "not an ISO 8601 time" in bad_time.stderr and "Traceback" not in bad_time.output
+    bad_version = runner.invoke(app, ["policy", "show", "rent-delinquency@latest", "--store", store])
+    assert bad_version.exit_code == 2 and "invalid literal" in bad_version.stderr

@@ -319,3 +319,13 @@ def test_any_change_to_an_accepted_member_changes_the_gaf_hash(data):
     claims[changed] = c.model_copy(update={"statements": [st0.model_copy(update={"subject": st0.subject + "x"}), *c.statements[1:]]})
     claims[changed] = Claim.model_validate(claims[changed].model_dump(exclude={"id"}))
     assert evaluate_over(policy(), claims, as_of=LATER).gaf().id != full.id
+
+
+def test_a_denied_grounding_does_not_close_a_wildcard_negation_outside_a_closed_scope():
+    p = policy(derivation_rules=[NO_CREDIT])
+    claims = [claim(LEDGER, st_("acct:1", "account", "acct:1"), st_("tx:1", "credit", "acct:1", denied=True))]
+    ev = evaluate_over(p, claims, as_of=LATER)
+    assert ev.candidate("unpaid", "acct:1") == []  # other credits may exist: unknown, not true
+    assert ("unpaid", "acct:1") in [(u.predicate, u.subject) for u in ev.unresolved]
+    closed = evaluate_over(policy(completeness=[closed_credit()], derivation_rules=[NO_CREDIT]), claims, as_of=LATER)
+    assert len(closed.candidate("unpaid", "acct:1")) == 1

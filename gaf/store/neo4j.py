@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import neo4j
-from neo4j.exceptions import AuthError, ConfigurationError, ConstraintError, ServiceUnavailable
+from neo4j.exceptions import AuthError, ClientError, ConfigurationError, ConstraintError, ServiceUnavailable
 
 from gaf.errors import StoreError, StoreUnavailable
 from gaf.store.base import GafStore, Tx, WriteReport
@@ -66,6 +66,9 @@ class Neo4jStore(GafStore):
                 f"Neo4j at {uri} refused the credentials of user {user!r}",
                 hint="set NEO4J_USER and NEO4J_PASSWORD in the environment",
             ) from None
+        except ClientError as exc:  # e.g. the server's rate limit after repeated wrong passwords
+            self._driver.close()
+            raise StoreUnavailable(f"Neo4j at {uri} refused the connection: {exc.message}", hint="check NEO4J_USER and NEO4J_PASSWORD") from None
         except (ServiceUnavailable, OSError) as exc:
             self._driver.close()
             raise StoreUnavailable(
