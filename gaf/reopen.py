@@ -70,11 +70,13 @@ def reopen(
         chosen = policy if policy is not None else store.get(old.projection)
         rules = store.get(old.rules)
         assert isinstance(chosen, Projection) and isinstance(rules, VerdictRules)
-        projected = project(store, chosen, as_of=as_of, reviewer=reviewer, at=at, review=review,
+        # A closure decided later than the reopen's time is re-projected as of its own time, never earlier.
+        when = max(as_of, old.as_of)
+        projected = project(store, chosen, as_of=when, reviewer=reviewer, at=at, review=review,
                             reason=f"reopened ({trigger.value}): {reason}".strip())  # fmt: skip
         if projected.gaf.id == old.gaf and chosen.id == old.projection:
             continue  # the same premises under the same policy: nothing to supersede
-        new = close(store, projected.gaf.id, rules, subject=old.subject, as_of=as_of, closed_at=at, question=old.question,
+        new = close(store, projected.gaf.id, rules, subject=old.subject, as_of=when, closed_at=at, question=old.question,
                     purpose=old.purpose, event=old.event, period=old.period, supersedes=[old.id])  # fmt: skip
         before = verdict_of(store, old.id)
         reopened.append(old.id)
