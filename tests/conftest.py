@@ -2,8 +2,8 @@
 
 Neo4j comes from, in order: $NEO4J_URI (with $NEO4J_USER / $NEO4J_PASSWORD), a
 testcontainers Neo4j when a Docker engine answers, or the local server that
-scripts/neo4j_local.py fetches from Maven Central and starts. It is never mocked
-and never skipped: if none of the three works the Neo4j tests fail, loudly.
+scripts/neo4j_local.py fetches from Maven Central and starts. It is always the
+real server, and never skipped: if none of the three works, those tests fail, loudly.
 """
 
 from __future__ import annotations
