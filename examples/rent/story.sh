@@ -3,6 +3,8 @@
 # Every step is idempotent: run it twice and nothing is written twice.
 set -e
 cd "$(dirname "$0")"
+# A fresh install may not have put the gaf script on PATH yet (pyenv shims, --user installs).
+command -v gaf > /dev/null 2>&1 || gaf() { python -m gaf "$@"; }
 export GAF_STORE="${GAF_STORE:-../../.gaf/rent.lbug}"
 REPORTS="$(dirname "$GAF_STORE")"
 mkdir -p "$REPORTS"
