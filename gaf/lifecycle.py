@@ -15,10 +15,9 @@ from datetime import datetime
 from typing import Any
 
 from gaf.closure import Closed
-from gaf.derive import Entry, Truth
 from gaf.errors import GafError, UnknownReference
 from gaf.policies import publish, revise
-from gaf.projection import PolicyFacts, evaluate, ground_of
+from gaf.projection import evaluate
 from gaf.records import (
     Agent,
     CaseDecision,
@@ -182,10 +181,7 @@ def sway(store: GafStore, current: Projection, proposed: Projection) -> Sway:
         before = verdict_of(store, closure.id)
         assert isinstance(rules, VerdictRules) and before is not None
         evaluated = evaluate(store, proposed, as_of=closure.as_of)
-        entries = [Entry(ground_of(c.proposition), Truth.TRUE, c.id) for c in evaluated.candidates]
-        entries += [Entry(ground_of(p), Truth.UNKNOWN, p.id) for p in evaluated.unresolved]
-        entries += [Entry(ground_of(p), Truth.FALSE, p.id) for p in evaluated.rejected]
-        after = judge(rules, PolicyFacts(proposed, entries, closure.as_of), subject=closure.subject)
+        after = judge(rules, evaluated.fact_base(), subject=closure.subject)
         out.judged += 1
         if after.label != before.label:
             out.flips.append({"closure": closure.id, "subject": closure.subject, "from": before.label, "to": after.label,

@@ -333,6 +333,13 @@ class Evaluated:
             out["reasons"].append({"reason": why})
         return out
 
+    def fact_base(self) -> PolicyFacts:
+        """The evaluation as verdict rules would read its GAF if every candidate were accepted."""
+        entries = [Entry(ground_of(c.proposition), Truth.TRUE, c.id) for c in self.candidates]
+        entries += [Entry(ground_of(p), Truth.UNKNOWN, p.id) for p in self.unresolved]
+        entries += [Entry(ground_of(p), Truth.FALSE, p.id) for p in self.rejected]
+        return PolicyFacts(self.policy, entries, self.as_of)
+
     def gaf(self, accepted: Iterable[str] | None = None) -> GAF:
         """The snapshot of the accepted candidates (all of them when ``accepted`` is None)."""
         chosen = self._chosen(accepted)

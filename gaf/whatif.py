@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from gaf.derive import Entry, Truth
 from gaf.errors import UnknownReference
-from gaf.projection import Evaluated, PolicyFacts, cone_claims, evaluate_over, ground_of
+from gaf.projection import Evaluated, cone_claims, evaluate_over
 from gaf.records import Claim, Closure, CompletenessDeclaration, Projection, VerdictRules
 from gaf.store.base import GafStore
 from gaf.verdict import Judgement, judge
@@ -98,10 +97,7 @@ class WhatIf:
 
 def _judge(policy: Projection, rules: VerdictRules, claims: list[Claim], closure: Closure) -> tuple[Judgement, Evaluated]:
     evaluated = evaluate_over(policy, claims, as_of=closure.as_of)
-    entries = [Entry(ground_of(c.proposition), Truth.TRUE, c.id) for c in evaluated.candidates]
-    entries += [Entry(ground_of(p), Truth.UNKNOWN, p.id) for p in evaluated.unresolved]
-    entries += [Entry(ground_of(p), Truth.FALSE, p.id) for p in evaluated.rejected]
-    return judge(rules, PolicyFacts(policy, entries, closure.as_of), subject=closure.subject), evaluated
+    return judge(rules, evaluated.fact_base(), subject=closure.subject), evaluated
 
 
 def whatif(
