@@ -1,19 +1,39 @@
 """The production store: Neo4j over Bolt, with the official driver.
 
 Auditors and Neo4j Browser read the same graph gaf writes. Writes are managed
-transactions (the driver retries transient failures), reads run in READ access
-mode, uniqueness constraints on ``id`` per label make concurrent writers of the
-same record collide instead of duplicating it, and every value is a parameter.
+transactions, reads run in READ access mode, uniqueness constraints on ``id`` per
+label make concurrent writers of the same record collide instead of duplicating
+it, and every value is a parameter.
+
+Failures are bounded and typed. The driver retries transient failures (deadlocks,
+a leader switch, a lost connection) with exponential back-off for at most
+GAF_NEO4J_RETRY_SECONDS (default 30); a collision with a concurrent writer is
+retried here, a few times, with a short jittered back-off. What still fails
+surfaces as StoreUnavailable or StoreError, never as a driver exception: a write
+that failed may be run again as it is, because every write is idempotent by
+content id.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import random
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import neo4j
-from neo4j.exceptions import AuthError, ClientError, ConfigurationError, ConstraintError, ServiceUnavailable
+from neo4j.exceptions import (
+    AuthError,
+    ClientError,
+    ConfigurationError,
+    ConstraintError,
+    DriverError,
+    IncompleteCommit,
+    Neo4jError,
+    ServiceUnavailable,
+)
 
 from gaf.errors import StoreError, StoreUnavailable
 from gaf.store.base import GafStore, Tx, WriteReport
@@ -24,6 +44,21 @@ T = TypeVar("T")
 #: A concurrent writer may create the same new id between our check and our
 #: CREATE; the constraint refuses it and a retry then sees the id as existing.
 CONSTRAINT_RETRIES = 5
+
+#: Default bound, in seconds, on the driver's retries of one transaction.
+DEFAULT_RETRY_SECONDS = 30.0
+
+
+def retry_seconds() -> float:
+    """How long the driver keeps retrying a transaction that failed transiently (GAF_NEO4J_RETRY_SECONDS)."""
+    raw = os.environ.get("GAF_NEO4J_RETRY_SECONDS")
+    try:
+        value = float(raw) if raw is not None else DEFAULT_RETRY_SECONDS
+    except ValueError:
+        raise StoreUnavailable(f"GAF_NEO4J_RETRY_SECONDS must be a number of seconds, got {raw!r}") from None
+    if value < 0:
+        raise StoreUnavailable(f"GAF_NEO4J_RETRY_SECONDS must not be negative, got {value}")
+    return value
 
 
 class _Neo4jTx:
@@ -53,7 +88,7 @@ class Neo4jStore(GafStore):
         user = user or os.environ.get("NEO4J_USER") or os.environ.get("NEO4J_USERNAME") or "neo4j"
         password = password if password is not None else os.environ.get("NEO4J_PASSWORD", "")
         try:
-            self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password))
+            self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), max_transaction_retry_time=retry_seconds())
             self._driver.verify_connectivity()
         except (ConfigurationError, ValueError) as exc:
             raise StoreUnavailable(
@@ -89,7 +124,7 @@ class Neo4jStore(GafStore):
             statements.append(f"CREATE CONSTRAINT gaf_{label}_id IF NOT EXISTS FOR (n:{label}) REQUIRE n.id IS UNIQUE")
             for prop in INDEXED.get(label, ()):
                 statements.append(f"CREATE INDEX gaf_{label}_{prop} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})")
-        with self._session() as session:
+        with self._failures(), self._session() as session:
             for statement in statements:
                 session.run(statement).consume()
             session.run("CALL db.awaitIndexes(300)").consume()
@@ -107,7 +142,7 @@ class Neo4jStore(GafStore):
         if self._schema_checked:
             return
         expected = len(graph_schema().nodes)
-        with self._session(neo4j.READ_ACCESS) as session:
+        with self._failures(), self._session(neo4j.READ_ACCESS) as session:
             found = session.run(
                 "SHOW CONSTRAINTS YIELD name WHERE name STARTS WITH 'gaf_' RETURN count(*) AS n"
             ).single()["n"]
@@ -117,18 +152,42 @@ class Neo4jStore(GafStore):
 
     def _write(self, work: Callable[[Tx], WriteReport]) -> WriteReport:
         self._ensure_schema()
-        with self._session() as session:
+        with self._failures(), self._session() as session:
             for attempt in range(CONSTRAINT_RETRIES):
                 try:
                     return session.execute_write(lambda tx: work(_Neo4jTx(tx)))
                 except ConstraintError as exc:
                     if attempt == CONSTRAINT_RETRIES - 1:
                         raise StoreError(f"concurrent writers kept colliding on {self.location}: {exc.message}") from None
+                    # The other writer has committed; back off a little so the retry sees its ids.
+                    time.sleep(random.uniform(0.01, 0.05) * 2**attempt)
         raise AssertionError("unreachable")
 
     def _read(self, work: Callable[[Tx], T]) -> T:
-        with self._session(neo4j.READ_ACCESS) as session:
+        with self._failures(), self._session(neo4j.READ_ACCESS) as session:
             return session.execute_read(lambda tx: work(_Neo4jTx(tx)))
+
+    @contextmanager
+    def _failures(self) -> Iterator[None]:
+        """Turn what the driver raises once its retries are spent into gaf's typed errors."""
+        try:
+            yield
+        except IncompleteCommit:
+            raise StoreUnavailable(
+                f"the connection to Neo4j at {self.location} was lost while a write was committing; "
+                "it may or may not have been written",
+                hint="run the same command again: writes are idempotent by content id",
+            ) from None
+        except DriverError as exc:
+            raise StoreUnavailable(
+                f"lost Neo4j at {self.location} and did not get it back within {retry_seconds():g} s: {exc}",
+                hint="nothing of the unfinished transaction was written; when the server is back, run the same "
+                "command again (raise GAF_NEO4J_RETRY_SECONDS to wait longer)",
+            ) from None
+        except Neo4jError as exc:
+            if isinstance(exc, ClientError) and exc.code and ".Statement." in exc.code:
+                raise  # a query gaf's callers sent (e.g. an auditor's): the query runner words it
+            raise StoreError(f"Neo4j at {self.location} refused the transaction: {exc.message}", where=exc.code) from None
 
     def _edges_query(self, label: str) -> str:
         # Relationships leaving one record, with their type and target id.
