@@ -28,6 +28,7 @@ records and the propositions they imply, each once), the same properties
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 from collections import defaultdict
@@ -104,10 +105,23 @@ class Graph:
         return [self.records[i : i + size] for i in range(0, len(self.records), size)]
 
 
-def build(target_nodes: int, *, seed: int = 20260705, progress: Callable[[int], None] | None = None) -> Graph:
-    """Records until ``target_nodes`` distinct nodes exist (the shared ones included)."""
+def build(
+    target_nodes: int,
+    *,
+    seed: int = 20260705,
+    sources: int = N_SOURCES,
+    skew: float = 0.0,
+    progress: Callable[[int], None] | None = None,
+) -> Graph:
+    """Records until ``target_nodes`` distinct nodes exist (the shared ones included).
+
+    ``sources`` is the size of the shared source pool; with ``skew`` > 0 a case draws
+    its sources with Zipf weights 1/rank**skew, so a few sources feed many cases and
+    most feed a handful (the shape impact analysis meets: fan-outs over orders of
+    magnitude). ``skew`` 0 draws uniformly, as the ingest benchmark always has.
+    """
     started = time.perf_counter()
-    maker = _Maker(random.Random(seed))
+    maker = _Maker(random.Random(seed), sources=sources, skew=skew)
     records: list[Record] = []
     seen: set[str] = set()
     by_label: dict[str, int] = defaultdict(int)
@@ -151,9 +165,21 @@ def build(target_nodes: int, *, seed: int = 20260705, progress: Callable[[int], 
 class _Maker:
     """Draws the records of the graph from one seeded random stream."""
 
-    def __init__(self, rng: random.Random):
+    def __init__(self, rng: random.Random, *, sources: int = N_SOURCES, skew: float = 0.0):
         self.rng = rng
         self.tick = 0
+        self.n_sources = sources
+        self.cumulative = list(itertools.accumulate(1 / (rank + 1) ** skew for rank in range(sources))) if skew > 0 else None
+
+    def pick_sources(self, k: int) -> list[Source]:
+        """k distinct sources: uniformly, or by Zipf weight when skewed."""
+        if self.cumulative is None:
+            return self.rng.sample(self.sources, k)
+        picked: dict[str, Source] = {}
+        while len(picked) < k:
+            source = self.rng.choices(self.sources, cum_weights=self.cumulative)[0]
+            picked.setdefault(source.id, source)
+        return list(picked.values())
 
     def at(self) -> datetime:
         """A fresh instant (one second later each call): keeps claims distinct."""
@@ -191,14 +217,14 @@ class _Maker:
                 description=f"ledger export #{i}" if i % 2 else "",
                 operator=rng.choice(orgs).id,
             )
-            for i in range(N_SOURCES)
+            for i in range(self.n_sources)
         ]
         out += self.sources
         self.projections: list[Projection] = []
         for i in range(N_PROJECTIONS):
             completeness = [
                 CompletenessDeclaration(
-                    source=self.sources[(i * 3 + j) % N_SOURCES].id,
+                    source=self.sources[(i * 3 + j) % self.n_sources].id,
                     subject="lease:*",
                     predicate=PREDICATES[(i + j) % len(PREDICATES)],
                     valid={"start": "2025-01-01", "end": "2026-01-01"},
@@ -260,7 +286,7 @@ class _Maker:
         # Claims: several sources, each stating a few of the case's propositions.
         support: dict[str, list[str]] = defaultdict(list)
         refute: dict[str, list[str]] = defaultdict(list)
-        for source in rng.sample(self.sources, rng.randint(3, 6)):
+        for source in self.pick_sources(rng.randint(3, 6)):
             picked = rng.sample(range(len(statements)), min(len(statements), rng.randint(2, 4)))
             said = []
             for i in picked:

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from gaf.canonical import kind_of
 from gaf.errors import InvalidRecord, UnknownReference
 from gaf.records import AcceptedFact, ActionStatus, Claim, CompletenessDeclaration, Record, parse_body
-from gaf.store.base import GafStore
+from gaf.store.base import GafStore, Tx
 from gaf.store.schema import graph_schema, label_of
 from gaf.types import Interval, format_instant
 
@@ -120,17 +120,41 @@ def _incoming() -> dict[str, list[tuple[str, str]]]:
 INCOMING = _incoming()
 
 
-def _dependents_query(dst: str, rel: str, src: str, as_of: bool) -> str:
-    # Records of label src that depend, through rel, on any of the given records
-    # of label dst — written (transaction time) by $as_of in the as-of variant.
+def _dependents_query(dst: str, rels: tuple[str, ...], dialect: str, as_of: bool) -> str:
+    # Records that depend, through any of rels, on the record {ID} of label dst — written
+    # (transaction time) by $as_of in the as-of variant — with the relationship type. One
+    # row whose list holds every (target, dependent, relationship): far cheaper for the
+    # driver to decode than one record per edge.
     when = "WHERE x.written_at IS NULL OR x.written_at <= $as_of " if as_of else ""
-    return f"UNWIND $ids AS i MATCH (t:{dst} {{id: i}})<-[:{rel}]-(x:{src}) {when}RETURN i AS target, x.id AS id"
+    rel_type = "label(r)" if dialect == "ladybug" else "type(r)"
+    return f"MATCH (t:{dst} {{{{id: {{ID}}}}}})<-[r:{'|'.join(rels)}]-(x) {when}RETURN collect([{{ID}}, x.id, {rel_type}]) AS rows"
 
 
 DEPENDENTS = {
-    (dst, rel, src, as_of): _dependents_query(dst, rel, src, as_of)
-    for dst, pairs in INCOMING.items() for rel, src in pairs for as_of in (False, True)
+    (dst, dialect, as_of): _dependents_query(dst, tuple(sorted({rel for rel, _ in pairs})), dialect, as_of)
+    for dst, pairs in INCOMING.items() for dialect in ("neo4j", "ladybug") for as_of in (False, True)
 }  # fmt: skip
+
+
+def _lookup(tx: Tx, dialect: str, template: str, ids: list[str], params: dict[str, Any] | None = None) -> list[list[Any]]:
+    """The rows a per-record query template collects, for many records.
+
+    ``template`` names the record as ``{ID}`` and returns one ``rows`` list. Neo4j
+    answers all records in one ``UNWIND`` statement (an index seek per id).
+    LadybugDB only uses its primary-key index for a literal or parameter match,
+    not for one fed by ``UNWIND`` (it scans the table), so there each record is
+    one small indexed statement.
+    """
+    extra = params or {}
+    if dialect == "ladybug":
+        single = template.format(ID="$id")
+        return [row for rid in ids for got in tx.run(single, {"id": rid, **extra}) for row in got["rows"]]
+    batched = "UNWIND $ids AS i " + template.format(ID="i")
+    out: list[list[Any]] = []
+    for start in range(0, len(ids), 5000):
+        for got in tx.run(batched, {"ids": ids[start : start + 5000], **extra}):
+            out.extend(got["rows"])
+    return out
 
 
 # ---------------------------------------------------------------------- the walk
@@ -148,56 +172,147 @@ def walk(
     limits: Limits = Limits(),
     progress: Progress | None = None,
 ) -> ImpactReport:
-    """Everything downstream of the trigger records, with statuses and paths."""
-    stamp = format_instant(as_of) if as_of else None
+    """Everything downstream of the trigger records, with statuses and paths.
+
+    The whole report is read in one read-only transaction: it describes one state
+    of the graph, even while writers append to it.
+    """
+    return store._read(lambda tx: _walk(tx, store.dialect, triggers, trigger, as_of, limits, progress))
+
+
+@dataclass
+class _Expansion:
+    """What a breadth-first expansion found: each record's parent (first target it was
+    reached from), its reason, every dependency edge among them, and what was cut."""
+
+    parent: dict[str, str | None]
+    reason: dict[str, Reason]
+    edges: list[tuple[str, str, str]]
+    cut: list[str]
+    depth: int = 0
+
+    @classmethod
+    def start(cls, triggers: dict[str, Reason]) -> _Expansion:
+        return cls(parent={t: None for t in triggers}, reason=dict(triggers), edges=[], cut=[])
+
+    def level(self, rows: Iterable[tuple[str, str, str]]) -> list[str]:
+        """Take one level's (target, dependent, relationship) rows; return the new records.
+
+        Rows are taken in sorted order so that parents, and so paths, do not depend on
+        the order a store returns rows in, nor on which expansion found them."""
+        found = []
+        for target, rid, rel in sorted(rows):
+            self.edges.append((rid, rel, target))
+            if rid not in self.parent:
+                self.parent[rid] = target
+                self.reason[rid] = "negative" if rel in NEGATIVE else self.reason[target]
+                found.append(rid)
+        self.depth += 1
+        return sorted(found)
+
+
+def _expand_by_level(
+    tx: Tx, dialect: str, triggers: dict[str, Reason], stamp: str | None, limits: Limits, progress: Progress | None
+) -> _Expansion:
+    """One batched statement per label per level; honours every limit and as-of."""
     started = time.monotonic()
-    parent: dict[str, str | None] = {t: None for t in triggers}
-    reason: dict[str, Reason] = dict(triggers)
-    edges: list[tuple[str, str, str]] = []
+    out = _Expansion.start(triggers)
     frontier = sorted(triggers)
-    depth = 0
-    cut: list[str] = []
     while frontier:
-        if depth >= limits.depth:
-            cut.append(f"depth limit {limits.depth} reached with {len(frontier)} records still to expand")
+        if out.depth >= limits.depth:
+            out.cut.append(f"depth limit {limits.depth} reached with {len(frontier)} records still to expand")
             break
         if limits.seconds is not None and time.monotonic() - started > limits.seconds:
-            cut.append(f"time limit {limits.seconds:g} s reached at depth {depth}")
+            out.cut.append(f"time limit {limits.seconds:g} s reached at depth {out.depth}")
             break
-        found: list[str] = []
+        rows: list[tuple[str, str, str]] = []
         for dst, ids in _by_label(frontier).items():
-            for rel, src in INCOMING.get(dst, []):
-                params = {"ids": ids, "as_of": stamp} if stamp else {"ids": ids}
-                for row in store.read(DEPENDENTS[(dst, rel, src, stamp is not None)], params):
-                    edges.append((row["id"], rel, row["target"]))
-                    if row["id"] not in parent:
-                        parent[row["id"]] = row["target"]
-                        reason[row["id"]] = "negative" if rel in NEGATIVE else reason[row["target"]]
-                        found.append(row["id"])
-        depth += 1
-        if len(parent) > limits.count:
-            cut.append(f"count limit {limits.count} reached at depth {depth}")
+            if dst in INCOMING:
+                template = DEPENDENTS[(dst, dialect, stamp is not None)]
+                rows += [tuple(row) for row in _lookup(tx, dialect, template, ids, {"as_of": stamp} if stamp else None)]
+        frontier = out.level(rows)
+        if len(out.parent) > limits.count:
+            out.cut.append(f"count limit {limits.count} reached at depth {out.depth}")
             break
         if progress:
-            progress(len(parent), depth)
-        frontier = sorted(found)
-    statuses = _statuses(store, parent, edges, triggers)
+            progress(len(out.parent), out.depth)
+    return out
+
+
+#: Every dependency relationship, as one alternation for a variable-length pattern.
+_ALL = "|".join(sorted(set(POSITIVE + NEGATIVE)))
+# Everything that depends on the given records of one label, in one statement: Neo4j plans
+# the DISTINCT end nodes of a variable-length pattern as a pruning breadth-first expand,
+# which visits each record once. Then every dependency edge leaving what was reached.
+_REACH = (
+    "MATCH (t:{label}) WHERE t.id IN $ids MATCH (t)<-[:{rels}*1..{depth}]-(x) WITH DISTINCT x "
+    "MATCH (x)-[r:{rels}]->(y) RETURN collect([y.id, x.id, type(r)]) AS rows"
+)
+
+
+def _expand_at_once(tx: Tx, triggers: dict[str, Reason], limits: Limits) -> _Expansion | None:
+    """The whole expansion in one statement per trigger label (Neo4j, present state).
+
+    The levels are then replayed in memory over the edges found, so the result is the
+    one the level-wise expansion gives. When a depth or count limit would cut the walk,
+    returns None and the level-wise expansion reports precisely where it stopped."""
+    rows: set[tuple[str, str, str]] = set()
+    for label, ids in _by_label(sorted(triggers)).items():
+        cypher = _REACH.format(label=label, rels=_ALL, depth=limits.depth)
+        for got in tx.run(cypher, {"ids": ids}):
+            rows.update(tuple(row) for row in got["rows"])
+    if len({rid for _, rid, _ in rows} | set(triggers)) > limits.count:
+        return None
+    by_target: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for row in rows:
+        by_target[row[0]].append(row)
+    out = _Expansion.start(triggers)
+    frontier = sorted(triggers)
+    while frontier:
+        if out.depth >= limits.depth:
+            return None
+        frontier = out.level(row for target in frontier for row in by_target.get(target, ()))
+    return out
+
+
+def _walk(
+    tx: Tx, dialect: str, triggers: dict[str, Reason], trigger: dict[str, Any], as_of: datetime | None,
+    limits: Limits, progress: Progress | None,
+) -> ImpactReport:  # fmt: skip
+    stamp = format_instant(as_of) if as_of else None
+    expanded = None
+    if dialect == "neo4j" and stamp is None and limits.seconds is None:
+        expanded = _expand_at_once(tx, triggers, limits)
+    if expanded is None:
+        expanded = _expand_by_level(tx, dialect, triggers, stamp, limits, progress)
+    elif progress:
+        progress(len(expanded.parent), expanded.depth)
+    parent, reason, edges, cut = expanded.parent, expanded.reason, expanded.edges, expanded.cut
+    statuses = _statuses(tx, dialect, parent, edges, triggers, stamp)
     affected = [
-        Affected(rid, kind_of(rid), reason[rid], statuses[rid], _path(parent, rid))
-        for rid in sorted(parent, key=lambda r: (REPORTED.index(kind_of(r)) if kind_of(r) in REPORTED else -1, r))
-        if rid not in triggers and kind_of(rid) in REPORTED
+        Affected(rid, _kind(rid), reason[rid], statuses[rid], _path(parent, rid))
+        for rid in sorted(parent, key=lambda r: (_RANK.get(_kind(r), -1), r))
+        if rid not in triggers and _kind(rid) in _RANK
     ]
     report = ImpactReport(trigger=trigger, affected=affected, complete=not cut, cut=cut, as_of=stamp,
                           edges=sorted(set(edges)))  # fmt: skip
-    report.to_compensate = _executed_actions(store, [a.id for a in affected if a.kind == "action"], stamp)
+    report.to_compensate = _executed_actions(tx, dialect, [a.id for a in affected if a.kind == "action"], stamp)
     return report
 
 
 def _by_label(ids: Iterable[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = defaultdict(list)
     for rid in ids:
-        out[label_of(kind_of(rid))].append(rid)
+        out[label_of(_kind(rid))].append(rid)
     return out
+
+
+_RANK = {kind: rank for rank, kind in enumerate(REPORTED)}
+
+
+def _kind(rid: str) -> str:
+    # The walk only meets ids read back from the store (checked on the way in): no regex.
+    return rid[: rid.index(":")]
 
 
 def _path(parent: dict[str, str | None], rid: str) -> list[str]:
@@ -207,7 +322,10 @@ def _path(parent: dict[str, str | None], rid: str) -> list[str]:
     return path[::-1]
 
 
-def _statuses(store: GafStore, parent: dict[str, str | None], edges: list[tuple[str, str, str]], triggers: dict[str, Reason]) -> dict[str, Status]:
+def _statuses(
+    tx: Tx, dialect: str, parent: dict[str, str | None], edges: list[tuple[str, str, str]], triggers: dict[str, Reason],
+    stamp: str | None,
+) -> dict[str, Status]:
     """Invalidated or weakened, to a fixpoint (a status only ever worsens).
 
     A fact whose justification is invalidated is only weakened while another
@@ -219,8 +337,8 @@ def _statuses(store: GafStore, parent: dict[str, str | None], edges: list[tuple[
     deps: dict[str, set[str]] = defaultdict(set)
     for dependent, _, dependency in edges:
         deps[dependent].add(dependency)
-    facts = [r for r in parent if kind_of(r) == "fact"]
-    siblings = _siblings(store, facts)
+    facts = [r for r in parent if _kind(r) == "fact"]
+    siblings = _siblings(tx, dialect, facts, stamp)
     status: dict[str, Status] = {r: ("invalidated" if r in triggers else "weakened") for r in parent}
     changed = True
     while changed:
@@ -229,7 +347,7 @@ def _statuses(store: GafStore, parent: dict[str, str | None], edges: list[tuple[
             if rid in triggers or status[rid] == "invalidated":
                 continue
             worst = any(status.get(d) == "invalidated" for d in deps[rid])
-            if worst and kind_of(rid) == "fact":
+            if worst and _kind(rid) == "fact":
                 worst = not any(status.get(j) != "invalidated" for j in siblings.get(rid, ()))
             if worst:
                 status[rid] = "invalidated"
@@ -237,37 +355,35 @@ def _statuses(store: GafStore, parent: dict[str, str | None], edges: list[tuple[
     return status
 
 
-# The justifications of other facts that state the same proposition under the same projection.
+# The justifications of other facts that state the same proposition under the same projection
+# (found through the proposition node, so no property index is needed on either store).
 _SIBLINGS = (
-    "UNWIND $rows AS r MATCH (f:AcceptedFact {proposition: r.proposition, projection: r.projection}) "
-    "WHERE f.id <> r.id RETURN r.id AS fact, f.justification AS justification"
+    "MATCH (f:AcceptedFact {{{{id: {{ID}}}}}})-[:STATES]->(:Proposition)<-[:STATES]-(g:AcceptedFact) "
+    "WHERE g.id <> f.id AND g.projection = f.projection {when}RETURN collect([{{ID}}, g.justification]) AS rows"
 )
 
 
-def _siblings(store: GafStore, facts: list[str]) -> dict[str, list[str]]:
-    records = store.get_many(facts)
-    rows = [{"id": f.id, "proposition": f.proposition, "projection": f.projection}
-            for f in records.values() if isinstance(f, AcceptedFact)]  # fmt: skip
+def _siblings(tx: Tx, dialect: str, facts: list[str], stamp: str | None) -> dict[str, list[str]]:
+    template = _SIBLINGS.format(when="AND (g.written_at IS NULL OR g.written_at <= $as_of) " if stamp else "")
     out: dict[str, list[str]] = defaultdict(list)
-    for start in range(0, len(rows), 5000):
-        for row in store.read(_SIBLINGS, {"rows": rows[start : start + 5000]}):
-            out[row["fact"]].append(row["justification"])
+    for fact, justification in _lookup(tx, dialect, template, facts, {"as_of": stamp} if stamp else None):
+        out[fact].append(justification)
     return out
 
 
 # The statuses recorded for some actions.
-_STATUSES = "UNWIND $ids AS i MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action {id: i}) RETURN a.id AS action, s.body AS body, s.id AS id"
+_STATUSES = "MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action {{id: {ID}}}) RETURN collect([a.id, s.id, s.body]) AS rows"
 
 
-def _executed_actions(store: GafStore, actions: list[str], stamp: str | None) -> list[str]:
+def _executed_actions(tx: Tx, dialect: str, actions: list[str], stamp: str | None) -> list[str]:
     if not actions:
         return []
     executed = set()
-    for row in store.read(_STATUSES, {"ids": actions}):
-        status = parse_body(row["body"], row["id"])
+    for action, status_id, body in _lookup(tx, dialect, _STATUSES, actions):
+        status = parse_body(body, status_id)
         assert isinstance(status, ActionStatus)
         if status.status == "executed" and (stamp is None or format_instant(status.at) <= stamp):
-            executed.add(row["action"])
+            executed.add(action)
     return sorted(executed)
 
 

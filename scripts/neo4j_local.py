@@ -14,8 +14,12 @@ CLI:   python scripts/neo4j_local.py start|stop|status|env|fetch
        eval "$(python scripts/neo4j_local.py env)"
 Import: fetch(), start() -> dict, stop(), status() -> dict
 
+       python scripts/neo4j_local.py admin ARGS…   (neo4j-admin on this home,
+       e.g. `admin database import full …` while the server is stopped)
+
 Environment: GAF_NEO4J_HOME (server directory, default .neo4j/),
-GAF_NEO4J_PORT (Bolt port, default 7687), NEO4J_PASSWORD (initial
+GAF_NEO4J_PORT (Bolt port, default 7687), GAF_NEO4J_HEAP and
+GAF_NEO4J_PAGECACHE (memory; default 1g and 256m), NEO4J_PASSWORD (initial
 password; default: random, kept in .neo4j/run/password), JAVA_HOME (else
 `java` on PATH; Neo4j 5.26 needs Java 17 or 21).
 """
@@ -78,9 +82,11 @@ JVM_FLAGS = (
     f"-Djava.io.tmpdir={TMP}",
     "-Dfile.encoding=UTF-8",
 )
-HEAP_INITIAL = "512m"
-HEAP_MAX = "1g"
-PAGE_CACHE = "256m"
+# Small by default (tests, the story); a benchmark over a large graph raises them with
+# GAF_NEO4J_HEAP and GAF_NEO4J_PAGECACHE (e.g. 2g and 4g).
+HEAP_MAX = os.environ.get("GAF_NEO4J_HEAP", "1g")
+HEAP_INITIAL = "512m" if HEAP_MAX == "1g" else HEAP_MAX
+PAGE_CACHE = os.environ.get("GAF_NEO4J_PAGECACHE", "256m")
 
 
 class Neo4jLocalError(RuntimeError):
@@ -234,6 +240,17 @@ def set_initial_password(java: str, secret: str) -> None:
     if result.returncode != 0:
         raise Neo4jLocalError("neo4j-admin set-initial-password failed:\n"
                               + result.stdout + result.stderr)
+
+
+def admin(args: list[str]) -> int:
+    """Run neo4j-admin on this home (its conf, data and lib); return its exit code."""
+    java = java_binary()
+    fetch()
+    if not (CONF / "neo4j.conf").is_file():
+        write_config(bolt_port())
+    env = dict(os.environ, NEO4J_HOME=str(HOME), NEO4J_CONF=str(CONF))
+    return subprocess.run([java, "-cp", classpath(), *JVM_FLAGS, f"-Xmx{HEAP_MAX}", ADMIN_ENTRY_POINT, *args],
+                          env=env).returncode
 
 
 def classpath() -> str:
@@ -431,7 +448,13 @@ def env_lines() -> str:
 
 
 def main(argv: list[str]) -> int:
-    commands = ("start", "stop", "status", "env", "fetch")
+    commands = ("start", "stop", "status", "env", "fetch", "admin")
+    if argv and argv[0] == "admin":
+        try:
+            return admin(argv[1:])
+        except Neo4jLocalError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
     if len(argv) != 1 or argv[0] not in commands:
         print(f"usage: {Path(__file__).name} {'|'.join(commands)}", file=sys.stderr)
         return 2
