@@ -88,7 +88,10 @@ class Neo4jStore(GafStore):
         user = user or os.environ.get("NEO4J_USER") or os.environ.get("NEO4J_USERNAME") or "neo4j"
         password = password if password is not None else os.environ.get("NEO4J_PASSWORD", "")
         try:
-            self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), max_transaction_retry_time=retry_seconds())
+            # Server notifications (hints such as "this relationship type does not exist yet")
+            # would be logged to stderr for every query; gaf's queries are fixed, so they are off.
+            self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), max_transaction_retry_time=retry_seconds(),
+                                                      notifications_min_severity="OFF")
             self._driver.verify_connectivity()
         except (ConfigurationError, ValueError) as exc:
             raise StoreUnavailable(
