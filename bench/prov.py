@@ -1,0 +1,440 @@
+"""PROV export benchmark: the whole store as N-Triples, streamed by gaf, against rdflib Graph-then-serialize.
+
+    python -m bench prov [--sizes 10000,100000,1000000] [--json bench/results/prov.json]
+    python -m bench prov --report bench/results/prov.json      # print saved results again
+
+For each size, bench/graph.py's synthetic provenance graph (cases of claims,
+evaluations, accepted facts, derivations, GAFs, closures and verdicts) is drawn
+to that many records (nodes: propositions are stored records too), written as
+gaf's own node rows and edges to CSV and bulk-loaded with ``COPY FROM`` into an
+embedded LadybugDB store declared by ``LadybugStore`` (``write_csv`` and
+``load_ladybug`` of bench/impact.py; loading is not measured). Then each variant
+runs in a fresh child process of its own (``python -m bench prov --child …``),
+one after the other, opening the store read-only:
+
+* ``read``   — ``prov_export.export.all_records(store)`` only: every record, kind
+  by kind, ids then bodies a chunk of 2,000 at a time, each body parsed and
+  checked against its id. What both exports spend reading.
+* ``gaf``    — ``prov_export.stream_all(store, out)``: what ``gaf export prov --all
+  --format nt --out FILE`` runs — per record, the mapper's triples into a small
+  rdflib Graph serialised as N-Triples and appended to the file.
+* ``rdflib`` — **the baseline**: the same records read the same way
+  (``all_records``), the same mapper's triples added to one ``rdflib.Graph``, then
+  ``Graph.serialize(destination=out, format="nt")``.
+
+Measured in each child: wall seconds from the first record read to the file
+closed; the seconds spent inside the record iterator (``all_records`` is wrapped
+with a timer in the child: the ``read`` share of the two exports); process CPU
+seconds; and memory — ``ru_maxrss`` of the child itself (``getrusage(RUSAGE_SELF)``,
+the peak resident set over its whole life) once the store is open and everything
+imported (*ready*), and at the end (*peak*); *peak − ready* is what the export
+added. The resident set includes the LadybugDB pages the reads touched (its
+buffer pool lives in the process), which the ``read`` variant shows on its own.
+RSS is also sampled every 0.25 s to show whether it stays flat.
+
+Checked after each size: the set of distinct triples of the two files is the same
+(compared line by line as N-Triples; blank nodes have stable labels) — exactly
+with Python sets up to ``--exact-max`` records, by 64-bit hashes of the lines
+above. gaf's stream writes a triple again when two records both contribute it
+(an engine's description, a role's type), so its file has more lines than
+distinct triples; throughput is distinct triples ÷ wall seconds for both.
+
+The baseline holds the whole graph in memory (roughly 1 KB per triple). Before
+running it, the runner estimates its peak from the smaller sizes of the same run
+and skips it — saying so — if that would not fit in ``MemAvailable`` less
+``--headroom-gb``; ``--baseline-max`` caps it by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import threading
+import time
+from argparse import Namespace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parent.parent
+console = Console(stderr=True)
+VARIANTS = ("read", "gaf", "rdflib")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+# ---------------------------------------------------------------------- memory
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * PAGE
+
+
+def _maxrss_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+
+
+def _mem_available() -> int:
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+class _Sampler(threading.Thread):
+    """The resident set every ``every`` seconds, while the export runs."""
+
+    def __init__(self, every: float = 0.25):
+        super().__init__(daemon=True)
+        self.every = every
+        self.samples: list[tuple[float, int]] = []
+        self._done = threading.Event()
+        self._t0 = time.perf_counter()
+
+    def run(self) -> None:
+        while not self._done.wait(self.every):
+            self.samples.append((time.perf_counter() - self._t0, _rss_bytes()))
+
+    def stop(self) -> list[tuple[float, int]]:
+        self._done.set()
+        self.join()
+        return self.samples
+
+
+def _profile(samples: list[tuple[float, int]], points: int = 10) -> list[list[float]]:
+    """The RSS (MB) at ``points`` evenly spaced moments of the run."""
+    if not samples:
+        return []
+    step = max(1, len(samples) // points)
+    picked = samples[step - 1 :: step][:points]
+    if picked[-1] != samples[-1]:
+        picked.append(samples[-1])
+    return [[round(t, 1), round(rss / 2**20, 1)] for t, rss in picked]
+
+
+# ---------------------------------------------------------------------- one variant, in its own process
+
+
+def child(variant: str, store_path: str, out: str, total: int) -> dict[str, Any]:
+    """Run one variant on the store at ``store_path``; everything it measured."""
+    from rdflib import Graph
+
+    import importlib
+
+    from gaf.store.ladybug import LadybugStore
+    from prov_export.mapping import DEFAULT_BASE, Mapper
+
+    pe = importlib.import_module("prov_export.export")  # the module: the package's ``export`` is the function
+    store = LadybugStore(store_path, read_only=True)
+    reading = {"seconds": 0.0, "records": 0}
+    unwrapped = pe.all_records
+
+    def timed_records(s: Any, **kw: Any) -> Any:
+        """all_records, with the time spent producing each record added up."""
+        it = iter(unwrapped(s, **kw))
+        while True:
+            started = time.perf_counter()
+            try:
+                record = next(it)
+            except StopIteration:
+                reading["seconds"] += time.perf_counter() - started
+                return
+            reading["seconds"] += time.perf_counter() - started
+            reading["records"] += 1
+            yield record
+
+    pe.all_records = timed_records  # stream_all looks it up at call time
+    ready = _maxrss_bytes()
+    ready_now = _rss_bytes()
+    result: dict[str, Any] = {"variant": variant}
+    sampler = _Sampler()
+    bar = Progress(TextColumn(f"{variant}: records"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TimeRemainingColumn(), console=console, transient=True)  # fmt: skip
+    task = bar.add_task(variant, total=total)
+    cpu0 = time.process_time()
+    sampler.start()
+    started = time.perf_counter()
+    with bar:
+        if variant == "read":
+            n = 0
+            for _ in pe.all_records(store):
+                n += 1
+                if n % 1000 == 0:
+                    bar.update(task, completed=n)
+            result["records"] = n
+        elif variant == "gaf":
+            exported = pe.stream_all(store, out, base=DEFAULT_BASE, progress=lambda n: bar.update(task, completed=n))
+            result["records"] = exported.records
+            result["lines"] = exported.triples
+        elif variant == "rdflib":
+            mapper = Mapper(DEFAULT_BASE)
+            g = Graph()
+            n = 0
+            for record in pe.all_records(store):
+                for triple in mapper.triples(record):
+                    g.add(triple)
+                n += 1
+                if n % 1000 == 0:
+                    bar.update(task, completed=n)
+            built = time.perf_counter()
+            result["build_seconds"] = built - started
+            result["graph_triples"] = len(g)
+            result["built_rss_mb"] = _rss_bytes() / 2**20
+            g.serialize(destination=out, format="nt", encoding="utf-8")
+            result["serialize_seconds"] = time.perf_counter() - built
+            result["records"] = n
+            result["lines"] = len(g)
+        else:
+            raise SystemExit(f"unknown variant {variant!r}")
+    seconds = time.perf_counter() - started
+    cpu = time.process_time() - cpu0
+    samples = sampler.stop()
+    peak = _maxrss_bytes()
+    store.close()
+    result.update(
+        seconds=seconds,
+        cpu_seconds=cpu,
+        read_seconds=reading["seconds"],
+        records_read=reading["records"],
+        ready_mb=ready / 2**20,
+        ready_rss_mb=ready_now / 2**20,
+        peak_mb=peak / 2**20,
+        added_mb=(peak - ready) / 2**20,
+        rss_profile=_profile(samples),
+        out_bytes=Path(out).stat().st_size if variant != "read" else None,
+    )
+    return result
+
+
+def run_child(variant: str, store_path: Path, out: Path, total: int) -> dict[str, Any]:
+    """``child`` in a fresh interpreter; its JSON result."""
+    cmd = [sys.executable, "-m", "bench", "prov", "--child", variant, "--store", str(store_path), "--out", str(out),
+           "--total", str(total)]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"{variant}: child exited with {proc.returncode}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------------- checking the outputs
+
+
+def line_hashes(path: Path) -> Any:
+    """Sorted distinct 64-bit hashes of the file's non-empty lines, and the number of non-empty lines."""
+    import numpy as np
+
+    hashes = []
+    lines = 0
+    with path.open("rb") as f:
+        for line in f:
+            line = line.rstrip(b"\n")
+            if not line:
+                continue
+            lines += 1
+            hashes.append(int.from_bytes(hashlib.blake2b(line, digest_size=8).digest(), "little"))
+    return np.unique(np.array(hashes, dtype=np.uint64)), lines
+
+
+def check(gaf_out: Path, base_out: Path | None, exact: bool) -> dict[str, Any]:
+    """Distinct triples of each file, and whether the two sets are the same."""
+    import numpy as np
+
+    ours, lines = line_hashes(gaf_out)
+    out: dict[str, Any] = {"gaf_lines": lines, "gaf_distinct": int(len(ours))}
+    if base_out is None:
+        out["method"] = "gaf file only (no baseline at this size)"
+        return out
+    theirs, base_lines = line_hashes(base_out)
+    out.update(rdflib_lines=base_lines, rdflib_distinct=int(len(theirs)))
+    if exact:
+        a = {x for x in gaf_out.read_text("utf-8").splitlines() if x}
+        b = {x for x in base_out.read_text("utf-8").splitlines() if x}
+        out.update(method="exact: sets of N-Triples lines", same=a == b, only_gaf=len(a - b), only_rdflib=len(b - a))
+    else:
+        out.update(method="sets of 64-bit blake2b hashes of N-Triples lines",
+                   same=bool(len(ours) == len(theirs) and np.array_equal(ours, theirs)))  # fmt: skip
+    return out
+
+
+# ---------------------------------------------------------------------- one size
+
+
+def measure_size(size: int, args: Namespace, result: dict[str, Any]) -> dict[str, Any]:
+    from bench.impact import load_ladybug, write_csv
+
+    work = Path(args.workdir) / f"n{size}"
+    shape = write_csv(work / "csv", size, args.sources, args.skew, args.seed)
+    store, meta = load_ladybug(work / "csv", shape, Namespace(ladybug_dir=str(work / "ladybug-store")))
+    store.close()
+    store_path = work / "ladybug-store" / "store"
+    entry: dict[str, Any] = {"records": shape["nodes"], "relationships": shape["rels"], "cases": shape["cases"],
+                             "by_label": shape["by_label"], "loading": meta, "variants": {}}  # fmt: skip
+    outs = {v: work / f"{v}.nt" for v in VARIANTS}
+    for variant in args.variants:
+        if variant == "rdflib":
+            skip = baseline_skip(size, entry, result, args)
+            if skip:
+                entry["variants"]["rdflib"] = {"skipped": skip}
+                console.print(f"[yellow]rdflib baseline skipped at {size:,}: {skip}[/]")
+                continue
+        outs[variant].unlink(missing_ok=True)
+        console.print(f"{size:,} records: {variant} (load average {os.getloadavg()[0]:.1f}, "
+                      f"{_mem_available() / 2**30:.1f} GiB available)")  # fmt: skip
+        entry["variants"][variant] = res = run_child(variant, store_path, outs[variant], shape["nodes"])
+        res["load_before"] = os.getloadavg()
+        console.print(f"  {res['seconds']:.1f} s, peak {res['peak_mb']:,.0f} MB (ready {res['ready_mb']:,.0f} MB)")
+    if "gaf" not in entry["variants"]:
+        return entry
+    ran_base = "skipped" not in entry["variants"].get("rdflib", {"skipped": True})
+    entry["check"] = check(outs["gaf"], outs["rdflib"] if ran_base else None, exact=size <= args.exact_max)
+    triples = entry["check"]["gaf_distinct"]
+    entry["triples"] = triples
+    if "gaf" in entry["variants"] and entry["variants"]["gaf"]["lines"] != entry["check"]["gaf_lines"]:
+        raise SystemExit(f"{size:,}: stream_all counted {entry['variants']['gaf']['lines']:,} triples, its file has "
+                         f"{entry['check']['gaf_lines']:,} lines")  # fmt: skip
+    if ran_base and not entry["check"]["same"]:
+        raise SystemExit(f"{size:,}: gaf and the rdflib baseline exported different triples: {entry['check']}")
+    for res in entry["variants"].values():
+        if "seconds" in res:
+            res["triples_per_s"] = triples / res["seconds"] if res["variant"] != "read" else None
+            res["records_per_s"] = res["records"] / res["seconds"]
+    if not args.keep_files:
+        for path in outs.values():
+            path.unlink(missing_ok=True)
+    return entry
+
+
+def baseline_skip(size: int, entry: dict[str, Any], result: dict[str, Any], args: Namespace) -> str | None:
+    """Why the rdflib baseline is not run at this size, or None to run it."""
+    if args.baseline_max and size > args.baseline_max:
+        return f"--baseline-max {args.baseline_max:,}"
+    measured = [(e["variants"]["rdflib"], e["variants"]["gaf"].get("lines") or 1) for e in result["sizes"].values()
+                if "seconds" in e["variants"].get("rdflib", {})]  # fmt: skip
+    if not measured:
+        return None
+    base, lines = max(measured, key=lambda m: m[1])
+    per_line = base["added_mb"] * 2**20 / lines  # what the graph added per line of gaf's output, at the largest size run
+    lines_here = entry["variants"]["gaf"].get("lines", 0)
+    need = base["ready_mb"] * 2**20 + per_line * lines_here
+    available = _mem_available() - args.headroom_gb * 2**30
+    entry["baseline_estimate"] = {"need_gb": round(need / 2**30, 1), "available_gb": round(available / 2**30, 1),
+                                  "from_size_lines": lines}  # fmt: skip
+    if need > available:
+        return (f"estimated peak {need / 2**30:.1f} GiB ({per_line:.0f} B per output line at the largest size measured) "
+                f"> {available / 2**30:.1f} GiB available less {args.headroom_gb} GiB headroom")  # fmt: skip
+    return None
+
+
+# ---------------------------------------------------------------------- printing
+
+
+def show(result: dict[str, Any]) -> None:
+    out = Console(width=150)
+    m = result["machine"]
+    out.print(f"{m['cpus']} CPUs, {m['mem_total_gb']} GiB RAM; Python {m['python']}, rdflib {m['rdflib']}, "
+              f"LadybugDB {m['ladybug']}; load average {m['load_before'][0]:.1f} before, {m.get('load_after', [0])[0]:.1f} after")  # fmt: skip
+    table = Table(title="PROV export of the whole store as N-Triples (LadybugDB store, each variant in its own process)")
+    for column in ("records", "triples", "variant", "seconds", "in reads s", "CPU s", "triples/s", "records/s",
+                   "ready MB", "peak MB", "peak−ready MB", "×rdflib", "×rdflib CPU", "check"):  # fmt: skip
+        table.add_column(column, justify="left" if column in ("variant", "check") else "right")
+    for size, e in result["sizes"].items():
+        base = e["variants"].get("rdflib", {})
+        for name in VARIANTS:
+            v = e["variants"].get(name)
+            if v is None:
+                continue
+            if "skipped" in v:
+                table.add_row("", "", name, "not run", "", "", "", "", "", "", "", "", "", "see below")
+                continue
+            both = "seconds" in base and name == "gaf"
+            ratio = f"{base['seconds'] / v['seconds']:.2f}" if both else "—"
+            ratio_cpu = f"{base['cpu_seconds'] / v['cpu_seconds']:.2f}" if both else "—"
+            tps = f"{v['triples_per_s']:,.0f}" if v.get("triples_per_s") else "—"
+            chk = ("same set" if e["check"].get("same") else "differ") if name == "gaf" and "same" in e["check"] else ""
+            first = name == next(iter(e["variants"]))
+            table.add_row(f"{e['records']:,}" if first else "", f"{e.get('triples', 0):,}" if first else "", name,
+                          f"{v['seconds']:.1f}", f"{v['read_seconds']:.1f}", f"{v['cpu_seconds']:.1f}", tps,
+                          f"{v['records_per_s']:,.0f}", f"{v['ready_mb']:,.0f}", f"{v['peak_mb']:,.0f}",
+                          f"{v['added_mb']:,.0f}", ratio, ratio_cpu, chk)  # fmt: skip
+    out.print(table)
+    out.print("triples = distinct triples (the same set in both files where checked); triples/s = distinct triples ÷ wall "
+              "seconds, reading included; in reads = seconds inside all_records; ready/peak = the child's ru_maxrss once "
+              "the store is open / at the end; ×rdflib = rdflib seconds ÷ gaf seconds (CPU: the same for process CPU seconds)")  # fmt: skip
+    for size, e in result["sizes"].items():
+        if "check" not in e:
+            continue
+        c = e["check"]
+        gaf = e["variants"]["gaf"]
+        if "skipped" in e["variants"].get("rdflib", {}):
+            out.print(f"{int(size):,}: [bold]rdflib baseline not run[/]: {e['variants']['rdflib']['skipped']}")
+        extra = f"; rdflib graph built in {e['variants']['rdflib']['build_seconds']:.1f} s, serialised in " \
+                f"{e['variants']['rdflib']['serialize_seconds']:.1f} s" if "seconds" in e["variants"].get("rdflib", {}) else ""
+        out.print(f"{int(size):,}: gaf wrote {c['gaf_lines']:,} lines for {c['gaf_distinct']:,} distinct triples; "
+                  f"check: {c['method']}{extra}; gaf RSS (s, MB): {gaf['rss_profile']}")  # fmt: skip
+
+
+# ---------------------------------------------------------------------- main
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench prov", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--sizes", default="10000,100000,1000000", help="records in the store, comma-separated")
+    parser.add_argument("--sources", type=int, default=40, help="source pool (bench/graph.py's default)")
+    parser.add_argument("--skew", type=float, default=0.0, help="Zipf exponent of source use (0 = uniform)")
+    parser.add_argument("--seed", type=int, default=20260705)
+    parser.add_argument("--workdir", default="/tmp/gaf-bench-prov", help="graph CSV, stores and output files")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="of read,gaf,rdflib (gaf is needed for the check)")
+    parser.add_argument("--baseline-max", type=int, default=0, help="largest size to run the rdflib baseline at (0: by memory)")
+    parser.add_argument("--headroom-gb", type=float, default=3.0, help="memory to leave free when judging the baseline")
+    parser.add_argument("--exact-max", type=int, default=100_000, help="compare triple sets exactly up to this size")
+    parser.add_argument("--keep-files", action="store_true", help="keep the exported N-Triples files")
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--report", type=Path, default=None, help="print a saved result and exit")
+    parser.add_argument("--child", choices=VARIANTS, help=argparse.SUPPRESS)
+    parser.add_argument("--store", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--total", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args.child, args.store, args.out, args.total)))
+        return 0
+    if args.report:
+        show(json.loads(args.report.read_text()))
+        return 0
+    import ladybug
+    import rdflib
+
+    sizes = [int(s) for s in args.sizes.split(",")]
+    args.variants = [v for v in VARIANTS if v in args.variants.split(",")]
+    result: dict[str, Any] = {
+        "benchmark": "prov",
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": "python -m bench prov " + " ".join(argv),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "rdflib": rdflib.__version__,
+                    "ladybug": getattr(ladybug, "__version__", "?"), "load_before": os.getloadavg(),
+                    "mem_total_gb": round(os.sysconf("SC_PHYS_PAGES") * PAGE / 2**30, 1),
+                    "mem_available_gb_before": round(_mem_available() / 2**30, 1)},  # fmt: skip
+        "args": {k: v for k, v in vars(args).items() if k not in ("json", "report", "child", "store", "out", "total")},
+        "sizes": {},
+    }
+    for size in sizes:
+        result["sizes"][str(size)] = measure_size(size, args, result)
+        result["machine"]["load_after"] = os.getloadavg()
+        if args.json:  # after every size, so a long run keeps what it measured
+            args.json.write_text(json.dumps(result, indent=1) + "\n")
+    show(result)
+    if args.json:
+        console.print(f"saved {args.json}")
+    return 0
