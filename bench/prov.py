@@ -5,10 +5,13 @@
 
 For each size, bench/graph.py's synthetic provenance graph (cases of claims,
 evaluations, accepted facts, derivations, GAFs, closures and verdicts) is drawn
-to that many records (nodes: propositions are stored records too), written as
-gaf's own node rows and edges to CSV and bulk-loaded with ``COPY FROM`` into an
-embedded LadybugDB store declared by ``LadybugStore`` (``write_csv`` and
-``load_ladybug`` of bench/impact.py; loading is not measured). Then each variant
+to that many records (nodes: propositions are stored records too), with
+bench/impact.py's defaults (a pool of records/50 sources, Zipf-skewed use, its
+seed), written as gaf's own node rows and edges to CSV and bulk-loaded with
+``COPY FROM`` into an embedded LadybugDB store declared by ``LadybugStore``
+(``write_csv`` and ``load_ladybug`` of bench/impact.py; loading is not
+measured). ``--reuse-csv DIR`` uses a graph bench/impact.py already drew, when
+its arguments are the same (it is only read). Then each variant
 runs in a fresh child process of its own (``python -m bench prov --child …``),
 one after the other, opening the store read-only:
 
@@ -25,10 +28,13 @@ one after the other, opening the store read-only:
 Measured in each child: wall seconds from the first record read to the file
 closed; the seconds spent inside the record iterator (``all_records`` is wrapped
 with a timer in the child: the ``read`` share of the two exports); process CPU
-seconds; and memory — ``ru_maxrss`` of the child itself (``getrusage(RUSAGE_SELF)``,
-the peak resident set over its whole life) once the store is open and everything
-imported (*ready*), and at the end (*peak*); *peak − ready* is what the export
-added. The resident set includes the LadybugDB pages the reads touched (its
+seconds; and memory. Once the store is open and everything imported, the
+child's resident set is read (*ready*, ``/proc/self/statm``) and its peak is
+reset to it (``/proc/self/clear_refs`` ← 5, which resets ``VmHWM`` and with it
+``ru_maxrss``); at the end ``getrusage(RUSAGE_SELF).ru_maxrss`` is the *peak*
+resident set of the export itself, and *peak − ready* what the export added.
+(Where the reset is refused, the peak is the whole process life, and the JSON
+says so.) The resident set includes the LadybugDB pages the reads touched (its
 buffer pool lives in the process), which the ``read`` variant shows on its own.
 RSS is also sampled every 0.25 s to show whether it stays flat.
 
@@ -82,6 +88,16 @@ def _rss_bytes() -> int:
 
 def _maxrss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+
+
+def _reset_peak() -> bool:
+    """Reset the process's peak RSS (VmHWM, and with it ru_maxrss) to its current RSS (Linux ≥ 4.0)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
 
 
 def _mem_available() -> int:
@@ -155,8 +171,9 @@ def child(variant: str, store_path: str, out: str, total: int) -> dict[str, Any]
             yield record
 
     pe.all_records = timed_records  # stream_all looks it up at call time
-    ready = _maxrss_bytes()
-    ready_now = _rss_bytes()
+    opened_peak = _maxrss_bytes()  # opening the store can peak above where it settles
+    ready = _rss_bytes()
+    reset = _reset_peak()
     result: dict[str, Any] = {"variant": variant}
     sampler = _Sampler()
     bar = Progress(TextColumn(f"{variant}: records"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -207,9 +224,10 @@ def child(variant: str, store_path: str, out: str, total: int) -> dict[str, Any]
         cpu_seconds=cpu,
         read_seconds=reading["seconds"],
         records_read=reading["records"],
+        opened_peak_mb=opened_peak / 2**20,
         ready_mb=ready / 2**20,
-        ready_rss_mb=ready_now / 2**20,
         peak_mb=peak / 2**20,
+        peak_scope="from ready to the end (peak reset through /proc/self/clear_refs)" if reset else "whole process life",
         added_mb=(peak - ready) / 2**20,
         rss_profile=_profile(samples),
         out_bytes=Path(out).stat().st_size if variant != "read" else None,
@@ -234,7 +252,9 @@ def line_hashes(path: Path) -> Any:
     """Sorted distinct 64-bit hashes of the file's non-empty lines, and the number of non-empty lines."""
     import numpy as np
 
-    hashes = []
+    from array import array
+
+    hashes = array("Q")
     lines = 0
     with path.open("rb") as f:
         for line in f:
@@ -243,7 +263,7 @@ def line_hashes(path: Path) -> Any:
                 continue
             lines += 1
             hashes.append(int.from_bytes(hashlib.blake2b(line, digest_size=8).digest(), "little"))
-    return np.unique(np.array(hashes, dtype=np.uint64)), lines
+    return np.unique(np.frombuffer(hashes, dtype=np.uint64)), lines
 
 
 def check(gaf_out: Path, base_out: Path | None, exact: bool) -> dict[str, Any]:
@@ -274,11 +294,18 @@ def measure_size(size: int, args: Namespace, result: dict[str, Any]) -> dict[str
     from bench.impact import load_ladybug, write_csv
 
     work = Path(args.workdir) / f"n{size}"
-    shape = write_csv(work / "csv", size, args.sources, args.skew, args.seed)
-    store, meta = load_ladybug(work / "csv", shape, Namespace(ladybug_dir=str(work / "ladybug-store")))
+    sources = args.sources or max(40, size // 50)
+    csv_dir = work / "csv"
+    for other in args.reuse_csv:  # a graph another benchmark drew with the same arguments (read, never rewritten)
+        marker = Path(other) / "graph.json"
+        if marker.is_file() and json.loads(marker.read_text())["args"] == {"nodes": size, "sources": sources, "skew": args.skew, "seed": args.seed}:
+            csv_dir = Path(other)
+    shape = write_csv(csv_dir, size, sources, args.skew, args.seed)
+    store, meta = load_ladybug(csv_dir, shape, Namespace(ladybug_dir=str(work / "ladybug-store")))
+    meta["csv"] = str(csv_dir)
     store.close()
     store_path = work / "ladybug-store" / "store"
-    entry: dict[str, Any] = {"records": shape["nodes"], "relationships": shape["rels"], "cases": shape["cases"],
+    entry: dict[str, Any] = {"records": shape["nodes"], "relationships": shape["rels"], "cases": shape["cases"], "graph_args": shape["args"],
                              "by_label": shape["by_label"], "loading": meta, "variants": {}}  # fmt: skip
     outs = {v: work / f"{v}.nt" for v in VARIANTS}
     for variant in args.variants:
@@ -369,8 +396,8 @@ def show(result: dict[str, Any]) -> None:
                           f"{v['added_mb']:,.0f}", ratio, ratio_cpu, chk)  # fmt: skip
     out.print(table)
     out.print("triples = distinct triples (the same set in both files where checked); triples/s = distinct triples ÷ wall "
-              "seconds, reading included; in reads = seconds inside all_records; ready/peak = the child's ru_maxrss once "
-              "the store is open / at the end; ×rdflib = rdflib seconds ÷ gaf seconds (CPU: the same for process CPU seconds)")  # fmt: skip
+              "seconds, reading included; in reads = seconds inside all_records; ready = the child's RSS once the store is "
+              "open; peak = its ru_maxrss during the export (reset at ready); ×rdflib = rdflib seconds ÷ gaf seconds (CPU: the same for process CPU seconds)")  # fmt: skip
     for size, e in result["sizes"].items():
         if "check" not in e:
             continue
@@ -391,9 +418,11 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench prov", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--sizes", default="10000,100000,1000000", help="records in the store, comma-separated")
-    parser.add_argument("--sources", type=int, default=40, help="source pool (bench/graph.py's default)")
-    parser.add_argument("--skew", type=float, default=0.0, help="Zipf exponent of source use (0 = uniform)")
-    parser.add_argument("--seed", type=int, default=20260705)
+    parser.add_argument("--sources", type=int, default=None, help="source pool (default: records / 50, as bench/impact.py)")
+    parser.add_argument("--skew", type=float, default=1.0, help="Zipf exponent of source use (0 = uniform)")
+    parser.add_argument("--seed", type=int, default=20261130)
+    parser.add_argument("--reuse-csv", action="append", default=[], metavar="DIR",
+                        help="a graph CSV directory of bench/impact.py to use when drawn with the same arguments")
     parser.add_argument("--workdir", default="/tmp/gaf-bench-prov", help="graph CSV, stores and output files")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="of read,gaf,rdflib (gaf is needed for the check)")
     parser.add_argument("--baseline-max", type=int, default=0, help="largest size to run the rdflib baseline at (0: by memory)")
