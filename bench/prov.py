@@ -308,19 +308,28 @@ def measure_size(size: int, args: Namespace, result: dict[str, Any]) -> dict[str
     entry: dict[str, Any] = {"records": shape["nodes"], "relationships": shape["rels"], "cases": shape["cases"], "graph_args": shape["args"],
                              "by_label": shape["by_label"], "loading": meta, "variants": {}}  # fmt: skip
     outs = {v: work / f"{v}.nt" for v in VARIANTS}
-    for variant in args.variants:
-        if variant == "rdflib":
-            skip = baseline_skip(size, entry, result, args)
-            if skip:
-                entry["variants"]["rdflib"] = {"skipped": skip}
-                console.print(f"[yellow]rdflib baseline skipped at {size:,}: {skip}[/]")
+    runs: dict[str, list[dict[str, Any]]] = {v: [] for v in args.variants}
+    for rep in range(args.repeat):
+        order = args.variants if rep % 2 == 0 else args.variants[::-1]  # the order reverses every other repeat
+        for variant in order:
+            if variant == "rdflib" and rep == 0:
+                skip = baseline_skip(size, entry, runs, result, args)
+                if skip:
+                    entry["variants"]["rdflib"] = {"skipped": skip}
+                    console.print(f"[yellow]rdflib baseline skipped at {size:,}: {skip}[/]")
+            if "skipped" in entry["variants"].get(variant, {}):
                 continue
-        outs[variant].unlink(missing_ok=True)
-        console.print(f"{size:,} records: {variant} (load average {os.getloadavg()[0]:.1f}, "
-                      f"{_mem_available() / 2**30:.1f} GiB available)")  # fmt: skip
-        entry["variants"][variant] = res = run_child(variant, store_path, outs[variant], shape["nodes"])
-        res["load_before"] = os.getloadavg()
-        console.print(f"  {res['seconds']:.1f} s, peak {res['peak_mb']:,.0f} MB (ready {res['ready_mb']:,.0f} MB)")
+            outs[variant].unlink(missing_ok=True)
+            load = os.getloadavg()
+            console.print(f"{size:,} records: {variant}, run {rep + 1}/{args.repeat} (load average {load[0]:.1f}, "
+                          f"{_mem_available() / 2**30:.1f} GiB available)")  # fmt: skip
+            res = run_child(variant, store_path, outs[variant], shape["nodes"])
+            res["load_before"], res["load_after"] = load, os.getloadavg()
+            runs[variant].append(res)
+            console.print(f"  {res['seconds']:.1f} s, peak {res['peak_mb']:,.0f} MB (ready {res['ready_mb']:,.0f} MB)")
+    for variant, done in runs.items():
+        if done:
+            entry["variants"][variant] = summary(done)
     if "gaf" not in entry["variants"]:
         return entry
     ran_base = "skipped" not in entry["variants"].get("rdflib", {"skipped": True})
@@ -342,17 +351,33 @@ def measure_size(size: int, args: Namespace, result: dict[str, Any]) -> dict[str
     return entry
 
 
-def baseline_skip(size: int, entry: dict[str, Any], result: dict[str, Any], args: Namespace) -> str | None:
+def summary(done: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median wall time, with the medians of wall and CPU seconds and every run's figures."""
+    import statistics
+
+    median = sorted(done, key=lambda r: r["seconds"])[(len(done) - 1) // 2]
+    keep = ("seconds", "cpu_seconds", "read_seconds", "peak_mb", "added_mb", "load_before")
+    return median | {
+        "seconds": statistics.median(r["seconds"] for r in done),
+        "cpu_seconds": statistics.median(r["cpu_seconds"] for r in done),
+        "read_seconds": statistics.median(r["read_seconds"] for r in done),
+        "peak_mb_max": max(r["peak_mb"] for r in done),
+        "runs": [{k: r[k] for k in keep} for r in done],
+    }
+
+
+def baseline_skip(size: int, entry: dict[str, Any], runs: dict[str, list[dict[str, Any]]], result: dict[str, Any],
+                  args: Namespace) -> str | None:  # fmt: skip
     """Why the rdflib baseline is not run at this size, or None to run it."""
     if args.baseline_max and size > args.baseline_max:
         return f"--baseline-max {args.baseline_max:,}"
-    measured = [(e["variants"]["rdflib"], e["variants"]["gaf"].get("lines") or 1) for e in result["sizes"].values()
+    measured = [(e["variants"]["rdflib"], e["variants"]["gaf"].get("lines") or 1, e["records"]) for e in result["sizes"].values()
                 if "seconds" in e["variants"].get("rdflib", {})]  # fmt: skip
     if not measured:
         return None
-    base, lines = max(measured, key=lambda m: m[1])
+    base, lines, records = max(measured, key=lambda m: m[1])
     per_line = base["added_mb"] * 2**20 / lines  # what the graph added per line of gaf's output, at the largest size run
-    lines_here = entry["variants"]["gaf"].get("lines", 0)
+    lines_here = runs["gaf"][0]["lines"] if runs.get("gaf") else lines * size / records
     need = base["ready_mb"] * 2**20 + per_line * lines_here
     available = _mem_available() - args.headroom_gb * 2**30
     entry["baseline_estimate"] = {"need_gb": round(need / 2**30, 1), "available_gb": round(available / 2**30, 1),
@@ -395,7 +420,9 @@ def show(result: dict[str, Any]) -> None:
                           f"{v['records_per_s']:,.0f}", f"{v['ready_mb']:,.0f}", f"{v['peak_mb']:,.0f}",
                           f"{v['added_mb']:,.0f}", ratio, ratio_cpu, chk)  # fmt: skip
     out.print(table)
-    out.print("triples = distinct triples (the same set in both files where checked); triples/s = distinct triples ÷ wall "
+    out.print(f"seconds and CPU s: medians over {result['args'].get('repeat', 1)} run(s) per variant; "
+              "memory: the run with the median wall time. "
+              "triples = distinct triples (the same set in both files where checked); triples/s = distinct triples ÷ wall "
               "seconds, reading included; in reads = seconds inside all_records; ready = the child's RSS once the store is "
               "open; peak = its ru_maxrss during the export (reset at ready); ×rdflib = rdflib seconds ÷ gaf seconds (CPU: the same for process CPU seconds)")  # fmt: skip
     for size, e in result["sizes"].items():
@@ -424,6 +451,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--reuse-csv", action="append", default=[], metavar="DIR",
                         help="a graph CSV directory of bench/impact.py to use when drawn with the same arguments")
     parser.add_argument("--workdir", default="/tmp/gaf-bench-prov", help="graph CSV, stores and output files")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each variant, the order reversing every other one")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="of read,gaf,rdflib (gaf is needed for the check)")
     parser.add_argument("--baseline-max", type=int, default=0, help="largest size to run the rdflib baseline at (0: by memory)")
     parser.add_argument("--headroom-gb", type=float, default=3.0, help="memory to leave free when judging the baseline")
