@@ -35,6 +35,14 @@ class InvalidRecord(GafError):
     exit_code = 2
 
 
+class InvalidValue(InvalidRecord, ValueError):
+    """A value that does not read (a time, a rule clause).
+
+    It is a ValueError too, so that inside a record it is refused through the
+    record's validation, which names the field it was found in.
+    """
+
+
 class UnknownKind(InvalidRecord):
     """A record or id whose kind gaf does not know."""
 

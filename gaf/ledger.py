@@ -27,7 +27,7 @@ import yaml
 
 from gaf.canonical import ID_PATTERN
 from gaf.errors import AmbiguousReference, BatchRejected, GafError, InvalidRecord, PayloadTooLarge, UnknownReference
-from gaf.records import RECORD_TYPES, Record, max_record_bytes, parse_record, record_type
+from gaf.records import RECORD_TYPES, Record, byte_limit, max_record_bytes, parse_record, record_type
 from gaf.types import format_instant
 from gaf.store.base import GafStore, ItemError, Mode, WriteReport
 
@@ -35,6 +35,9 @@ Format = Literal["jsonl", "csv", "yaml"]
 
 #: Records per write transaction when ingesting files.
 DEFAULT_BATCH = 2000
+
+#: Default largest input file, in bytes (override with GAF_MAX_INPUT_BYTES).
+DEFAULT_MAX_INPUT_BYTES = 256 << 20
 
 #: Kinds that people refer to by key instead of id.
 KEYED_KINDS = ("source", "agent")
@@ -66,14 +69,37 @@ def read_items(path: str | Path, fmt: Format | None = None) -> list[Item]:
     """The items of a claims file, each with its file:line."""
     path = Path(path)
     fmt = fmt or _format_of(path)
+    text = read_text(path)
+    reader = {"jsonl": _jsonl_items, "csv": _csv_items, "yaml": _yaml_items}[fmt]
+    return list(reader(text, str(path)))
+
+
+def max_input_bytes() -> int:
+    """The configured size limit of one input file (GAF_MAX_INPUT_BYTES)."""
+    return byte_limit("GAF_MAX_INPUT_BYTES", DEFAULT_MAX_INPUT_BYTES)
+
+
+def read_text(path: Path) -> str:
+    """The text of an input file, refused with its name if it is missing, unreadable, too large or not UTF-8.
+
+    Files are read whole, so the size is checked first: a file many times larger
+    than anyone meant to send is refused before it fills the memory.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        size, limit = path.stat().st_size, max_input_bytes()
+        if size > limit:
+            raise PayloadTooLarge(
+                f"the file is {size} bytes, over the limit of {limit}",
+                where=str(path),
+                hint="split it into several files, or raise GAF_MAX_INPUT_BYTES",
+            )
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InvalidRecord(f"no such file: {path}") from None
     except UnicodeDecodeError as exc:
         raise InvalidRecord(f"not UTF-8 text: {exc}", where=str(path)) from None
-    reader = {"jsonl": _jsonl_items, "csv": _csv_items, "yaml": _yaml_items}[fmt]
-    return list(reader(text, str(path)))
+    except OSError as exc:
+        raise InvalidRecord(f"cannot read the file: {exc.strerror or exc}", where=str(path)) from None
 
 
 def _format_of(path: Path) -> Format:
@@ -101,6 +127,9 @@ def _jsonl_items(text: str, name: str) -> Iterator[Item]:
         except json.JSONDecodeError as exc:
             yield Item({"__error__": InvalidRecord(f"not JSON: {exc.msg} at column {exc.colno}", where=where)}, where)
             continue
+        except RecursionError:
+            yield Item({"__error__": InvalidRecord(TOO_DEEP, where=where)}, where)
+            continue
         yield Item(data if isinstance(data, dict) else {"__error__": InvalidRecord("a line must hold a JSON object", where=where)}, where)
 
 
@@ -117,9 +146,16 @@ def _csv_items(text: str, name: str) -> Iterator[Item]:
     unknown = set(reader.fieldnames or ()) - set(CSV_COLUMNS) - {"kind"}
     if unknown:
         raise InvalidRecord(f"unknown CSV columns {sorted(unknown)}", where=f"{name}:1", hint=f"columns: {', '.join(CSV_COLUMNS)}")
-    for row in reader:
-        where = f"{name}:{reader.line_num}"
-        yield Item(_claim_from_row({k: v for k, v in row.items() if v not in (None, "")}), where)
+    try:
+        for row in reader:
+            where = f"{name}:{reader.line_num}"
+            extra = row.pop(None, None)  # type: ignore[call-overload]
+            if extra:
+                yield Item({"__error__": InvalidRecord(f"{len(extra)} more field(s) than the header names", where=where)}, where)
+                continue
+            yield Item(_claim_from_row({k: v for k, v in row.items() if v not in (None, "")}), where)
+    except csv.Error as exc:
+        raise InvalidRecord(f"not valid CSV: {exc}", where=f"{name}:{reader.line_num + 1}") from None
 
 
 def _claim_from_row(row: dict[str, str]) -> dict[str, Any]:
@@ -146,23 +182,75 @@ def _csv_value(text: str) -> Any:
 
 
 def _yaml_items(text: str, name: str) -> Iterator[Item]:
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)  # refuses control characters before reading anything
+    except yaml.YAMLError as exc:
+        raise yaml_error(exc, name) from None
     try:
         while loader.check_node():
             node = loader.get_node()
             items = node.value if isinstance(node, yaml.SequenceNode) else [node]
             for item in items:
                 where = f"{name}:{item.start_mark.line + 1}"
+                try:
+                    check_yaml_size(item, where)
+                except PayloadTooLarge as exc:
+                    yield Item({"__error__": exc}, where)
+                    continue
                 data = loader.construct_object(item, deep=True)
                 if not isinstance(data, dict):
                     data = {"__error__": InvalidRecord("each item must be a mapping with a 'kind'", where=where)}
                 yield Item(yaml_plain(data), where)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{name}:{mark.line + 1}" if mark else name
-        raise InvalidRecord(f"not valid YAML: {getattr(exc, 'problem', exc)}", where=where) from None
+        raise yaml_error(exc, name) from None
+    except RecursionError:
+        raise InvalidRecord(TOO_DEEP, where=name) from None
     finally:
         loader.dispose()
+
+
+#: Why a document nested deeper than Python's parsers go is refused.
+TOO_DEEP = "nested too deeply to be a record"
+
+
+def yaml_error(exc: yaml.YAMLError, name: str) -> InvalidRecord:
+    """A YAML syntax error as a typed error naming the file and line."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"{name}:{mark.line + 1}" if mark else name
+    return InvalidRecord(f"not valid YAML: {getattr(exc, 'problem', exc)}", where=where)
+
+
+def check_yaml_size(node: yaml.Node, where: str) -> None:
+    """Refuse a YAML item whose aliases expand it past the record size limit.
+
+    An anchor used nine times in an item used nine times… (the "billion laughs")
+    is a few lines of text that read into gigabytes. Every node costs at least a
+    byte once written out, so an item expanding to more nodes than the limit has
+    bytes could never be a record: it is refused before it is read into memory.
+    A node that contains itself expands without end and is refused the same way.
+    """
+    limit = max_record_bytes()
+    sizes: dict[int, int] = {}
+
+    def size(n: yaml.Node) -> int:
+        if id(n) in sizes:
+            return sizes[id(n)]
+        sizes[id(n)] = limit + 1  # reached again while being sized: it contains itself
+        if isinstance(n, yaml.MappingNode):
+            total = 1 + sum(size(k) + size(v) for k, v in n.value)
+        elif isinstance(n, yaml.SequenceNode):
+            total = 1 + sum(size(c) for c in n.value)
+        else:
+            total = 1 + len(n.value)
+        sizes[id(n)] = total
+        return total
+
+    if size(node) > limit:
+        raise PayloadTooLarge(
+            f"the item is over the limit of {limit} bytes once its YAML aliases are expanded",
+            where=where,
+            hint="write the values out, or raise GAF_MAX_RECORD_BYTES",
+        )
 
 
 def yaml_plain(value: Any) -> Any:

@@ -17,7 +17,7 @@ import yaml
 from pydantic import ValidationError
 
 from gaf.errors import GafError, InvalidRecord
-from gaf.ledger import resolve_key, yaml_plain
+from gaf.ledger import TOO_DEEP, check_yaml_size, read_text, resolve_key, yaml_error, yaml_plain
 from gaf.projection import established_predicates
 from gaf.records import ActionPolicy, Projection, RatifiedPolicy, VerdictRules
 from gaf.rules import RuleError, check_rules
@@ -48,15 +48,16 @@ def read_policy(store: GafStore, path: str | Path) -> Projection:
 
 def read_mapping(path: Path, what: str) -> tuple[dict[str, Any], Any]:
     """One YAML mapping and its node tree (for line numbers); typed errors with file and line."""
+    text = read_text(path)
     try:
-        text = path.read_text(encoding="utf-8")
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if node is not None:
+            check_yaml_size(node, str(path))
         data = yaml.safe_load(text)
-    except FileNotFoundError:
-        raise InvalidRecord(f"no such file: {path}") from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InvalidRecord(f"not valid YAML: {getattr(exc, 'problem', exc)}", where=f"{path}:{mark.line + 1}" if mark else str(path)) from None
+        raise yaml_error(exc, str(path)) from None
+    except RecursionError:
+        raise InvalidRecord(TOO_DEEP, where=str(path)) from None
     if not isinstance(data, dict):
         raise InvalidRecord(f"{what} holds one mapping", where=str(path))
     return data, node
@@ -111,7 +112,7 @@ def _cite_ratified(store: GafStore, data: dict[str, Any], where: str) -> None:
     for ref in cited:
         if isinstance(ref, str) and "@" in ref and not ref.startswith("policy:"):
             name, _, version = ref.partition("@")
-            found = store.find("policy", name=name, version=int(version)) if version.isdigit() else []
+            found = store.find("policy", name=name, version=int(version)) if version.isascii() and version.isdigit() else []
             if not found:
                 raise UnknownPolicy(f"no ratified policy {ref}", where=where, hint="ratify it first: gaf policy ratify")
             ratified = found[0]
@@ -120,7 +121,7 @@ def _cite_ratified(store: GafStore, data: dict[str, Any], where: str) -> None:
                 rules.append(ratified.rule)  # type: ignore[attr-defined]
         else:
             ids.append(ref)
-    data["ratified"] = sorted(ids)
+    data["ratified"] = sorted(ids) if all(isinstance(i, str) for i in ids) else ids  # else refused as a field
     data["derivation_rules"] = rules
 
 

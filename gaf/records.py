@@ -38,15 +38,20 @@ RESERVED_PROPERTIES = frozenset({"id", "kind", "body", "written_at"})
 
 def max_record_bytes() -> int:
     """The configured size limit of one record's canonical JSON."""
-    raw = os.environ.get("GAF_MAX_RECORD_BYTES")
+    return byte_limit("GAF_MAX_RECORD_BYTES", DEFAULT_MAX_RECORD_BYTES)
+
+
+def byte_limit(variable: str, default: int) -> int:
+    """A size limit in bytes from the environment variable, else the default."""
+    raw = os.environ.get(variable)
     if raw is None:
-        return DEFAULT_MAX_RECORD_BYTES
+        return default
     try:
         limit = int(raw)
     except ValueError:
-        raise InvalidRecord(f"GAF_MAX_RECORD_BYTES must be an integer, got {raw!r}") from None
+        raise InvalidRecord(f"{variable} must be an integer, got {raw!r}") from None
     if limit <= 0:
-        raise InvalidRecord(f"GAF_MAX_RECORD_BYTES must be positive, got {limit}")
+        raise InvalidRecord(f"{variable} must be positive, got {limit}")
     return limit
 
 

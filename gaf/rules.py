@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, PositiveInt, ValidationError, model_validator
 
-from gaf.errors import InvalidRecord
+from gaf.errors import InvalidRecord, InvalidValue
 from gaf.types import Key, Scalar, Text, Value
 
 Term = Scalar
@@ -165,7 +165,10 @@ class DerivationRule(Value):
             body = {"when": data.pop("when")}
             if "confidence" in data:
                 body["confidence"] = data.pop("confidence")
-            data["bodies"] = [body, *data.get("bodies", [])]
+            more = data.get("bodies") or []
+            if not isinstance(more, list):
+                raise ValueError("bodies must be a list of bodies")
+            data["bodies"] = [body, *more]
         return data
 
     @property
@@ -225,13 +228,14 @@ _NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$")
 
 def parse_clause(text: str) -> Clause:
     """Read ``pred(a, b)``, ``not pred(a)``, ``name@1(a)`` or ``?x >= 3``."""
-    tokens = _tokens(text)
     try:
-        clause, rest = _clause_tokens(tokens)
+        clause, rest = _clause_tokens(_tokens(text))
+    except InvalidValue:
+        raise
     except (IndexError, ValueError, ValidationError) as exc:
-        raise ValueError(f"cannot read clause {text!r}: {exc}") from None
+        raise InvalidValue(f"cannot read clause {text!r}: {exc}") from None
     if rest:
-        raise ValueError(f"cannot read clause {text!r}: unexpected {rest[0][1]!r}")
+        raise InvalidValue(f"cannot read clause {text!r}: unexpected {rest[0][1]!r}")
     return clause
 
 
@@ -242,7 +246,7 @@ def _tokens(text: str) -> list[tuple[str, str]]:
             break
         match = _TOKEN.match(text, pos)
         if not match:
-            raise ValueError(f"cannot read clause {text!r} at {text[pos:]!r}")
+            raise InvalidValue(f"cannot read clause {text!r} at {text[pos:]!r}")
         kind = match.lastgroup or ""
         out.append((kind, match.group(kind)))
         pos = match.end()

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from gaf.canonical import ID_PATTERN
+from gaf.errors import InvalidValue
 
 #: Declared precision of every time in gaf: milliseconds, UTC, fixed width, so
 #: that the ISO strings sort in time order on both stores.
@@ -39,20 +40,20 @@ def to_instant(value: Any) -> datetime:
     """
     if isinstance(value, str):
         text = value.strip()
-        if _DATE_ONLY.match(text):
-            value = date.fromisoformat(text)
-        else:
-            try:
-                value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-            except ValueError:
-                raise ValueError(f"not an ISO 8601 time: {value!r}") from None
+        try:
+            value = date.fromisoformat(text) if _DATE_ONLY.match(text) else datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidValue(f"not an ISO 8601 time: {value!r}") from None
     if isinstance(value, date) and not isinstance(value, datetime):
         value = datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
     if not isinstance(value, datetime):
-        raise ValueError(f"not a time: {value!r}")
+        raise InvalidValue(f"not a time: {value!r}")
     if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError(f"time without a timezone: {value.isoformat()} (write it with Z or an offset)")
-    value = value.astimezone(timezone.utc)
+        raise InvalidValue(f"time without a timezone: {value.isoformat()} (write it with Z or an offset)")
+    try:
+        value = value.astimezone(timezone.utc)
+    except OverflowError:
+        raise InvalidValue(f"time out of range in UTC: {value.isoformat()}") from None
     return value.replace(microsecond=value.microsecond // 1000 * 1000)
 
 

@@ -34,7 +34,7 @@ from gaf.store import GafStore
 from gaf.store.neo4j import Neo4jStore
 from tests.conftest import ROOT
 from tests.figures import record
-from tests.workers import AT, POLICY, accept_group, ingest_order, payment_claims, write_jsonl
+from tests.workers import AT, POLICY, accept_group, duplicated, ingest_order, payment_claims, write_jsonl
 
 SCRIPT = ROOT / "scripts" / "neo4j_local.py"
 #: Claims per ingest and records per write transaction: several batches, each large.
@@ -198,15 +198,6 @@ def ingest_args(path: Path, where: str) -> list[str]:
 # ---------------------------------------------------------------------- what a store holds
 
 
-def duplicated(store: GafStore) -> int:
-    """Ids stored on more than one node of their label (the constraints should make this 0)."""
-    extra = 0
-    for label in sorted(store.schema().nodes):
-        rows = store.read(f"MATCH (n:{label}) WITH n.id AS id, count(*) AS c WHERE c > 1 RETURN sum(c - 1) AS extra")
-        extra += (rows[0]["extra"] or 0) if rows else 0
-    return extra
-
-
 def claims_without_their_propositions(store: GafStore) -> int:
     """Claims whose ASSERTS relationship is missing: a claim written without the rest of its batch."""
     return store.read("MATCH (c:Claim) WHERE NOT (c)-[:ASSERTS]->(:Proposition) RETURN count(c) AS n")[0]["n"]
@@ -301,7 +292,7 @@ def test_a_client_killed_mid_accept_writes_nothing_of_the_batch(target, tmp_path
         assert duplicated(store) == 0
     with _open(where) as store:
         again = accept_group(store, "a")
-    assert again["written"] == 0 and again["records"] == done["records"]
+    assert again["written"] == [] and again["records"] == done["records"]
     record(
         "faults", fault="client SIGKILL mid-accept (atomic batch)", store=_dialect(where),
         records_in_batch=len(done["records"]), partial_batches_visible=0, records_checked=len(done["records"]),

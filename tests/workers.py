@@ -67,6 +67,15 @@ def ingest_order(claims: list[Claim]) -> list[str]:
     return [BANK.id, LEDGER.id, *(c.id for c in claims)]
 
 
+def duplicated(store: GafStore) -> int:
+    """Ids stored on more than one node of their label (the constraints should make this 0)."""
+    extra = 0
+    for label in sorted(store.schema().nodes):
+        rows = store.read(f"MATCH (n:{label}) WITH n.id AS id, count(*) AS c WHERE c > 1 RETURN sum(c - 1) AS extra")
+        extra += (rows[0]["extra"] or 0) if rows else 0
+    return extra
+
+
 # ---------------------------------------------------------------------- the pause
 
 
@@ -111,8 +120,8 @@ def accept_group(store: GafStore, group: str) -> dict[str, Any]:
     return {
         "records": [r.id for r in report.records],
         "facts": [c.fact.id for c in chosen],
-        "written": len(report.write.written),
-        "existing": len(report.write.existing),
+        "written": report.write.written,
+        "existing": report.write.existing,
     }
 
 
@@ -147,10 +156,12 @@ def _command(argv: list[str]) -> int:
         store_at, path, group, start = args
         while not Path(start).exists():
             time.sleep(0.01)
+        began = time.time()
         with GafStore.open(store_at) as store:
             report = ingest(store, path, recorded_at=AT, batch_size=250)
             out = accept_group(store, group)
-        out["ingested"] = report.write.written + report.write.existing
+        out["began"], out["ended"] = began, time.time()
+        out["ingest_written"], out["ingest_existing"] = report.write.written, report.write.existing
         print(json.dumps(out))
         return 0
     print(f"unknown command {command!r}", file=sys.stderr)
