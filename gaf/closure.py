@@ -24,6 +24,7 @@ from gaf.errors import GafError, InvalidRecord, UnknownReference
 from gaf.projection import PolicyFacts, evaluate, ground_of
 from gaf.records import GAF, AcceptedFact, Closure, Interval, Projection, Proposition, Verdict, VerdictRules, matches_pattern
 from gaf.rules import Atom, Not, RuleRef, resolve
+from gaf.signing import sign_if_configured
 from gaf.store.base import GafStore
 from gaf.verdict import ENGINE, Judgement, judge
 
@@ -82,7 +83,7 @@ def close(
         )
     facts, props = gaf_facts(store, gaf, policy, as_of)
     judgement = _judge(rules, facts, subject, policy, gaf, props)
-    closure = Closure(
+    closure = sign_if_configured(Closure(
         question=question or policy.question,
         purpose=purpose if purpose is not None else policy.purpose,
         subject=subject,
@@ -102,7 +103,7 @@ def close(
         canonicalisation=CANONICALISATION,
         supersedes=sorted(supersedes or []),
         closed_at=closed_at,
-    )
+    ))  # signed when GAF_SIGNING_KEY is set; the id is the same either way
     verdict = _verdict_record(closure, judgement)
     store.put([rules, closure, verdict], at=closed_at)
     return Closed(closure, verdict, judgement)

@@ -706,17 +706,30 @@ class Runtime(Value):
     time_precision: Key = "millisecond"
 
 
+class Signature(Value):
+    """An Ed25519 signature over a record's canonical body (without the signature), and the public key that checks it.
+
+    It says who vouches for the record: an id proves the content did not change,
+    a signature proves whose content it is.
+    """
+
+    algorithm: Literal["ed25519"] = "ed25519"
+    public_key: str = Field(pattern=r"^[0-9a-f]{64}$", description="the raw 32-byte public key, hex")
+    value: str = Field(pattern=r"^[0-9a-f]{128}$", description="the 64-byte signature, hex")
+
+
 class Closure(Record):
     """The replay contract: everything needed to recompute the verdict (SPEC.md §4).
 
     ``closed_at`` is kept but not part of identity: the same inputs closed twice
-    are one closure.
+    are one closure. Nor is ``signature`` (gaf/signing.py): signing a closure
+    does not change its id.
     """
 
     kind: Literal["closure"] = "closure"
     LABEL: ClassVar[str] = "Closure"
     TIME_FIELD: ClassVar = "closed_at"
-    NON_IDENTITY: ClassVar = frozenset({"closed_at"})
+    NON_IDENTITY: ClassVar = frozenset({"closed_at", "signature"})
     REFS: ClassVar = {
         "gaf": ("CLOSES", ("gaf",)),
         "projection": ("UNDER", ("projection",)),
@@ -747,6 +760,7 @@ class Closure(Record):
     canonicalisation: Key = "RFC8785-JCS+sha256"
     supersedes: list[Ref] = []
     closed_at: Instant
+    signature: Signature | None = None
 
 
 class Verdict(Record):

@@ -4,7 +4,8 @@ An audit store that silently alters a record is worse than none. Every record's
 id is the hash of its content, so ``verify`` can recompute them all: a body
 edited in place, a node property that no longer agrees with the body, a
 relationship added or removed behind gaf's back, a supersession chain that is
-broken or circular — each is reported with the record it concerns.
+broken or circular, a closure whose signature does not check — each is reported
+with the record it concerns.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from gaf.errors import GafError
 from gaf.records import RECORD_TYPES, Closure, parse_body
+from gaf.signing import signature_problem, verify_key
 from gaf.store.base import GafStore
 
 
@@ -43,7 +45,12 @@ class VerifyReport:
 
 
 def verify(store: GafStore, *, progress: Callable[[int], None] | None = None) -> VerifyReport:
-    """Check every stored record against its id, its node properties and its relationships."""
+    """Check every stored record against its id, its node properties and its relationships.
+
+    A signed closure's signature is checked too; with GAF_VERIFY_KEY set, every
+    closure must be signed by that key.
+    """
+    key = verify_key()
     report = VerifyReport()
     closures: dict[str, Closure] = {}
     for kind, cls in sorted(RECORD_TYPES.items()):
@@ -63,6 +70,8 @@ def verify(store: GafStore, *, progress: Callable[[int], None] | None = None) ->
             _check_edges(store, record, report)
             if isinstance(record, Closure):
                 closures[record.id] = record
+                if problem := signature_problem(record, key):
+                    report.discrepancies.append(Discrepancy(record.id, problem))
             if progress and report.checked % 1000 == 0:
                 progress(report.checked)
     _check_chains(closures, report)

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from gaf.records import Closure
+from gaf.signing import SigningKeyError
 from gaf.verify import verify
 from tests.rentcase import close_both, tamper
 
@@ -31,3 +39,64 @@ def test_a_relationship_removed_behind_gafs_back_is_named(store):
     store._write(lambda tx: tx.run("MATCH (:Closure {id: $id})-[r:SUPERSEDES]->(:Closure) DELETE r", {"id": c2.closure.id}))
     (d,) = verify(store).discrepancies
     assert d.id == c2.closure.id and f"SUPERSEDES to {c1.closure.id} is missing" in d.problem
+
+
+# ---------------------------------------------------------------------- signed closures
+
+
+def _key(monkeypatch, variable: str, raw: bytes, *, b64: bool = False) -> None:
+    monkeypatch.setenv(variable, base64.b64encode(raw).decode() if b64 else raw.hex())
+
+
+def _new_key() -> tuple[bytes, bytes]:
+    """A fresh Ed25519 key pair: (seed, public key), raw bytes; never a key written in the repository."""
+    private = Ed25519PrivateKey.generate()
+    seed = private.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption())
+    return seed, private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def test_a_signed_closure_keeps_its_id_and_its_signature_verifies(store, monkeypatch):
+    seed, public = _new_key()
+    _key(monkeypatch, "GAF_SIGNING_KEY", seed, b64=True)
+    _key(monkeypatch, "GAF_VERIFY_KEY", public)
+    c1, c2 = close_both(store)
+    for closed in (c1, c2):
+        stored = store.get(closed.closure.id)
+        assert stored.signature is not None and stored.signature.public_key == public.hex()
+        unsigned = Closure.model_validate(stored.model_dump() | {"signature": None})
+        assert unsigned.id == stored.id and b"signature" not in unsigned.body
+    report = verify(store)
+    assert report.ok and report.checked == sum(store.counts().values())
+
+
+def test_a_signed_closure_edited_outside_its_id_is_named_by_its_signature(store, monkeypatch):
+    seed, public = _new_key()
+    _key(monkeypatch, "GAF_SIGNING_KEY", seed)
+    c1, _ = close_both(store)
+    # closed_at is not part of the id: moved in the body and on the node alike, only the signature tells.
+    moved = "2026-07-01T00:00:00.000Z"
+    tamper(store, c1.closure.id, closed_at=moved)
+    store._write(lambda tx: tx.run("MATCH (n:Closure {id: $id}) SET n.closed_at = $t", {"id": c1.closure.id, "t": moved}))
+    (d,) = verify(store).discrepancies
+    assert d.id == c1.closure.id and "signature does not match its content" in d.problem
+
+
+def test_with_a_verify_key_closures_signed_by_another_key_are_named(store, monkeypatch):
+    _, public = _new_key()
+    other_seed, _ = _new_key()
+    _key(monkeypatch, "GAF_SIGNING_KEY", other_seed)
+    c1 = close_both(store)[0]
+    monkeypatch.delenv("GAF_SIGNING_KEY")
+    _key(monkeypatch, "GAF_VERIFY_KEY", public)
+    problems = {d.id: d.problem for d in verify(store).discrepancies}
+    assert "not by the verify key" in problems[c1.closure.id]
+    monkeypatch.setenv("GAF_VERIFY_KEY", "not a key")
+    with pytest.raises(SigningKeyError, match="GAF_VERIFY_KEY is not a 32-byte Ed25519 key"):
+        verify(store)
+
+
+def test_with_a_verify_key_unsigned_closures_are_named(store, monkeypatch):
+    c1, c2 = close_both(store)
+    _key(monkeypatch, "GAF_VERIFY_KEY", _new_key()[1], b64=True)
+    problems = {d.id: d.problem for d in verify(store).discrepancies}
+    assert set(problems) == {c1.closure.id, c2.closure.id} and "is not signed" in problems[c1.closure.id]

@@ -1,0 +1,105 @@
+"""Signed closures: Ed25519 signatures from a key in the environment, checked by ``gaf verify``.
+
+A content id shows that a closure did not change since it was made; it does not
+show who made it, and anyone with write access to the database can make a new
+one. When GAF_SIGNING_KEY holds a private key, every closure is signed as it is
+closed; ``gaf verify`` checks each signature, and with GAF_VERIFY_KEY (the public
+key) it also refuses closures that are unsigned or signed by another key.
+
+A key is 32 raw bytes written as 64 hex digits or in base64 (an Ed25519 private
+key is its seed). The signature covers the closure's canonical body without the
+signature — its identity and its closing time — and is kept in the closure's
+``signature`` field, which is not part of its id.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+from typing import Any
+
+from gaf.canonical import canonical_json
+from gaf.errors import GafError
+from gaf.records import Closure, Signature
+
+
+class SigningKeyError(GafError):
+    """A signing or verify key in the environment that cannot be used."""
+
+    exit_code = 2
+
+
+def _raw_key(variable: str) -> bytes | None:
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return None
+    try:
+        raw = bytes.fromhex(text) if len(text) == 64 else base64.b64decode(text, validate=True)
+    except (ValueError, binascii.Error):
+        raw = b""
+    if len(raw) != 32:
+        raise SigningKeyError(f"{variable} is not a 32-byte Ed25519 key", hint="write the 32 raw bytes as 64 hex digits or in base64")
+    return raw
+
+
+def _ed25519() -> Any:
+    try:
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+    except ImportError:
+        raise SigningKeyError("signing needs the cryptography package", hint="pip install 'gaf[signing]'") from None
+    return ed25519
+
+
+def signing_key() -> Any | None:
+    """The private key in GAF_SIGNING_KEY, or None when closures are not signed."""
+    raw = _raw_key("GAF_SIGNING_KEY")
+    return _ed25519().Ed25519PrivateKey.from_private_bytes(raw) if raw else None
+
+
+def verify_key() -> str | None:
+    """The public key in GAF_VERIFY_KEY, as hex, or None."""
+    raw = _raw_key("GAF_VERIFY_KEY")
+    return raw.hex() if raw else None
+
+
+def public_key_of(private: Any) -> str:
+    from cryptography.hazmat.primitives import serialization
+
+    return private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw).hex()
+
+
+def signed_bytes(closure: Closure) -> bytes:
+    """What a signature covers: the canonical body without the signature."""
+    body = json.loads(closure.body)
+    body.pop("signature", None)
+    return canonical_json(body)
+
+
+def sign(closure: Closure, private: Any) -> Closure:
+    """The same closure (same id) carrying the signature of ``private``."""
+    signature = Signature(public_key=public_key_of(private), value=private.sign(signed_bytes(closure)).hex())
+    return Closure.model_validate(closure.model_dump() | {"signature": signature.model_dump()})
+
+
+def sign_if_configured(closure: Closure) -> Closure:
+    key = signing_key()
+    return sign(closure, key) if key is not None else closure
+
+
+def signature_problem(closure: Closure, expected_key: str | None) -> str | None:
+    """What is wrong with a closure's signature, or None if it is sound (or none is required)."""
+    sig = closure.signature
+    if sig is None:
+        return "is not signed, but GAF_VERIFY_KEY asks for signed closures" if expected_key else None
+    if expected_key and sig.public_key != expected_key:
+        return f"is signed by key {sig.public_key[:16]}…, not by the verify key {expected_key[:16]}…"
+    ed25519 = _ed25519()
+    from cryptography.exceptions import InvalidSignature
+
+    try:
+        ed25519.Ed25519PublicKey.from_public_bytes(bytes.fromhex(sig.public_key)).verify(bytes.fromhex(sig.value), signed_bytes(closure))
+    except (InvalidSignature, ValueError):
+        return "its signature does not match its content: the closure or its signature was altered"
+    return None
