@@ -392,27 +392,40 @@ def show(ground: Ground) -> str:
     return f"{predicate}({'_' if subject is None else subject}, {shown})"
 
 
-def holds(clauses: Sequence, facts: FactBase, binding: dict[str, Any]) -> tuple[Truth, list[str], list[str]]:
+def holds(
+    clauses: Sequence, facts: FactBase, binding: dict[str, Any], by_ref: dict[str, DerivationRule] | None = None
+) -> tuple[Truth, list[str], list[str]]:
     """Whether a condition holds on a fact base, three-valued, and what it rests on.
 
     Returns the truth (TRUE if some way of satisfying it holds, UNKNOWN if none
     holds but one might, FALSE otherwise), the evidence ids of the facts a
     holding (or best) way used, and the unresolved premises that leave it unknown.
     """
+    truth, used, unknown = holds_grounds(clauses, facts, binding, by_ref)
+    return truth, used, sorted({show(g) for g in unknown})
+
+
+def holds_grounds(
+    clauses: Sequence, facts: FactBase, binding: dict[str, Any], by_ref: dict[str, DerivationRule] | None = None
+) -> tuple[Truth, list[str], set[Ground]]:
+    """``holds``, with the unresolved premises as ground atoms rather than as text.
+
+    ``by_ref`` resolves rule references in the clauses (``not paid@1(?x)``): the
+    derivation rules of the policy when the clauses are a rule body."""
     if not clauses:
-        return Truth.TRUE, [], []
+        return Truth.TRUE, [], set()
     condition = DerivationRule(name="condition", head=Atom(predicate="condition", subject="?subject"), bodies=[{"when": list(clauses)}])
-    state = _State(facts=facts, by_ref={}, derived={}, idb=set())
+    state = _State(facts=facts, by_ref=by_ref or {}, derived={}, idb=set())
     best: _Branch | None = None
-    unknown: set[str] = set()
+    unknown: set[Ground] = set()
     for branch in _clauses(state, condition, condition.bodies[0].when, 0, _Branch(dict(binding), Truth.TRUE, [], [], []), None):
         if branch.truth == Truth.UNKNOWN:
-            unknown.update(show(g) for g in branch.unresolved)
-            unknown.update(show(p.ground) for p in branch.premises if p.truth == Truth.UNKNOWN)
+            unknown.update(branch.unresolved)
+            unknown.update(p.ground for p in branch.premises if p.truth == Truth.UNKNOWN)
         if best is None or branch.truth > best.truth:
             best = branch
     for _, a, b in state.dead_ends:
-        unknown.add(show(_ground(a, b)))
+        unknown.add(_ground(a, b))
     truth = best.truth if best is not None else (Truth.UNKNOWN if state.dead_ends else Truth.FALSE)
     used = sorted({p.evidence for p in best.premises if p.evidence}) if best is not None else []
-    return truth, used, sorted(unknown) if truth != Truth.TRUE else []
+    return truth, used, unknown if truth != Truth.TRUE else set()

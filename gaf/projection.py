@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from gaf.derive import Conclusions, Entry, Ground, Justification, Truth, evaluate_rules, show
+from gaf.derive import Conclusions, Entry, Ground, Justification, Truth, evaluate_rules, holds, show
 from gaf.errors import BatchRejected, GafError, InvalidRecord, UnknownReference
 from gaf.records import (
     GAF,
@@ -226,6 +226,9 @@ class PolicyFacts:
         for e in entries:
             self.by_pred[e.ground[0]].append(e)
         self.derived = {r.head.predicate for r in policy.derivation_rules}
+        self._rules = sorted(policy.derivation_rules, key=lambda r: r.ref)
+        self.by_ref = {r.ref: r for r in self._rules}
+        self._asking: set[Ground] = set()
         trusted = {(t.source, p) for t in policy.trust for p in t.predicates}
         self.declarations = [
             d for d in sorted(policy.completeness, key=lambda d: d.id)
@@ -243,11 +246,49 @@ class PolicyFacts:
 
     def closed(self, predicate: str, subject: Any, obj: Any) -> str | None:
         if predicate in self.derived:
-            return ""
+            # Closed by the rules — unless, asked about one subject, some body of a rule
+            # for it might still hold there: premises absent outside a closed scope bind
+            # nothing bottom-up, yet leave the conclusion open (unknown), not false.
+            return None if subject is not None and self._may_derive(predicate, subject, obj) else ""
         for d in self.declarations:
             if d.covers(predicate, subject, obj):
                 return d.id
         return None
+
+
+    def _may_derive(self, predicate: str, subject: Any, obj: Any) -> bool:
+        """Whether some body of a rule for predicate(subject, obj) is not false, top-down."""
+        ground = (predicate, subject, obj)
+        if ground in self._asking:
+            return False  # a recursive rule asking for itself: that way derives nothing
+        self._asking.add(ground)
+        try:
+            for rule in self._rules:
+                binding = bind_head(rule.head, predicate, subject, obj)
+                if binding is None:
+                    continue
+                for body in rule.bodies:
+                    if holds(body.when, self, binding, self.by_ref)[0] != Truth.FALSE:
+                        return True
+            return False
+        finally:
+            self._asking.discard(ground)
+
+
+def bind_head(head: Atom, predicate: str, subject: Any, obj: Any) -> dict[str, Any] | None:
+    """Bindings making a rule head name predicate(subject, obj), or None if it cannot."""
+    if head.predicate != predicate:
+        return None
+    binding: dict[str, Any] = {}
+    for term, value in ((head.subject, subject), (head.object, obj)):
+        if value is None or term is None:
+            continue
+        if isinstance(term, str) and term.startswith("?"):
+            if binding.setdefault(term, value) != value:
+                return None
+        elif term != value:
+            return None
+    return binding
 
 
 TRUTH_OF = {Outcome.accepted: Truth.TRUE, Outcome.rejected: Truth.FALSE, Outcome.unknown: Truth.UNKNOWN}

@@ -226,7 +226,7 @@ def judge(rules: VerdictRules, facts: FactBase, *, subject: str) -> Judgement:
     """Judge one subject against the facts of a GAF under a versioned rule set."""
     activation: dict[str, tuple[Truth, list[str], list[str]]] = {}
     for r in sorted(rules.rules, key=lambda r: r.name):
-        truth, used, unknown = holds(r.condition, facts, {"?subject": subject, **_params(r)})
+        truth, used, unknown = holds(r.condition, facts, {"?subject": subject, **rule_params(r)})
         activation[r.name] = (truth, used, unknown)
     known = {n for n, (t, _, _) in activation.items() if t == Truth.TRUE}
     unknown = sorted(n for n, (t, _, _) in activation.items() if t == Truth.UNKNOWN)
@@ -254,7 +254,8 @@ def judge(rules: VerdictRules, facts: FactBase, *, subject: str) -> Judgement:
     return Judgement(label, _round(point), _round(low), _round(high), tuple(traces), settles)
 
 
-def _params(r) -> dict[str, Any]:
+def rule_params(r) -> dict[str, Any]:
+    """A rule's parameters as bindings of its condition's variables."""
     return {f"?{k}": v for k, v in r.params.items()}
 
 

@@ -19,10 +19,11 @@ from datetime import datetime
 from typing import Any
 
 from gaf.errors import UnknownReference
-from gaf.projection import Evaluated, cone_claims, evaluate_over
-from gaf.records import Claim, Closure, CompletenessDeclaration, Projection, VerdictRules
+from gaf.derive import Ground, holds_grounds
+from gaf.projection import Evaluated, bind_head, cone_claims, evaluate_over, proposition_of
+from gaf.records import Claim, Closure, CompletenessDeclaration, Projection, Proposition, VerdictRules
 from gaf.store.base import GafStore
-from gaf.verdict import Judgement, judge
+from gaf.verdict import Judgement, judge, rule_params
 
 #: The observer synthetic claims are attributed to: they are hypotheses, never stored.
 HYPOTHESIS = "agent:" + "0" * 64
@@ -45,17 +46,29 @@ class Change:
 
 @dataclass
 class Finding:
+    """A change that moves the verdict: its label, or its strength — the point and the
+    interval the unknown premises leave open (an undetermined verdict's strength is that
+    interval, so narrowing it is a change even when the label stays)."""
+
     changes: list[Change]
     old_label: str
     new_label: str
     old_strength: float
     new_strength: float
     rules_changed: list[str]
+    old_interval: tuple[float, float] = (0.0, 0.0)
+    new_interval: tuple[float, float] = (0.0, 0.0)
+
+    @property
+    def flips(self) -> bool:
+        return self.new_label != self.old_label
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "changes": [c.describe() for c in self.changes], "old": {"label": self.old_label, "strength": self.old_strength},
-            "new": {"label": self.new_label, "strength": self.new_strength}, "rules_changed": self.rules_changed,
+            "changes": [c.describe() for c in self.changes], "flips_label": self.flips,
+            "old": {"label": self.old_label, "strength": self.old_strength, "interval": list(self.old_interval)},
+            "new": {"label": self.new_label, "strength": self.new_strength, "interval": list(self.new_interval)},
+            "rules_changed": self.rules_changed,
         }  # fmt: skip
 
 
@@ -67,6 +80,7 @@ class WhatIf:
     label: str
     strength: float
     cone: dict[str, int]
+    interval: tuple[float, float] = (0.0, 0.0)
     tried: int = 0
     complete: bool = True
     exhaustive: bool = True
@@ -76,23 +90,29 @@ class WhatIf:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "closure": self.closure, "label": self.label, "strength": self.strength, "cone": self.cone,
+            "closure": self.closure, "label": self.label, "strength": self.strength, "interval": list(self.interval), "cone": self.cone,
             "candidates_tried": self.tried, "complete": self.complete, "exhaustive": self.exhaustive,
             "stopped": self.stopped, "outside_cone_changes": self.outside_cone,
             "findings": [f.to_dict() for f in self.findings],
         }  # fmt: skip
 
     def text(self) -> str:
-        lines = [f"{self.closure}: {self.label} {self.strength:+.3f}",
+        lines = [f"{self.closure}: {self.label} {_strength(self.strength, self.interval)}",
                  f"cone: {self.cone}; {self.tried} candidate change(s) tried; "
                  f"{'complete' if self.complete else 'INCOMPLETE: ' + (self.stopped or '')}; "
                  f"{'exhaustive within its bounds' if self.exhaustive else 'NOT exhaustive: a change outside the cone moved the verdict'}"]  # fmt: skip
         for f in self.findings:
             change = " AND ".join(c.describe() for c in f.changes)
-            lines.append(f"  {f.old_label} {f.old_strength:+.3f} → {f.new_label} {f.new_strength:+.3f}: {change}")
+            lines.append(f"  {f.old_label} {_strength(f.old_strength, f.old_interval)} → "
+                         f"{f.new_label} {_strength(f.new_strength, f.new_interval)}: {change}")
         for o in self.outside_cone:
             lines.append(f"  outside the cone, yet it moved the verdict: {o}")
         return "\n".join(lines)
+
+
+def _strength(point: float, interval: tuple[float, float]) -> str:
+    low, high = interval
+    return f"{point:+.3f}" if low == high else f"{point:+.3f} [{low:+.3f} … {high:+.3f}]"
 
 
 def _judge(policy: Projection, rules: VerdictRules, claims: list[Claim], closure: Closure) -> tuple[Judgement, Evaluated]:
@@ -103,18 +123,34 @@ def _judge(policy: Projection, rules: VerdictRules, claims: list[Claim], closure
 def whatif(
     store: GafStore, closure_id: str, *, max_size: int = 2, seconds: float = 60.0, clock: Callable[[], float] = time.monotonic
 ) -> WhatIf:
-    """Search the closure's cone, shortest changes first, for what would change its verdict."""
+    """Search the closure's cone, shortest changes first, for what would change its verdict.
+
+    Reads the closure, its policy, its rules and the claims its projection saw; the
+    search itself runs in memory (``search``) and never writes the store."""
     closure = store.get(closure_id)
     if not isinstance(closure, Closure):
         raise UnknownReference(f"no closure {closure_id} in {store.location}")
     policy, rules = store.get(closure.projection), store.get(closure.rules)
     assert isinstance(policy, Projection) and isinstance(rules, VerdictRules)
     claims = cone_claims(store, policy, closure.as_of)
+    return search(policy, rules, claims, closure, max_size=max_size, seconds=seconds, clock=clock)
+
+
+def _moved(after: Judgement, base: Judgement) -> bool:
+    return (after.label, after.strength, after.low, after.high) != (base.label, base.strength, base.low, base.high)
+
+
+def search(
+    policy: Projection, rules: VerdictRules, claims: list[Claim], closure: Closure, *, max_size: int = 2,
+    seconds: float = 60.0, clock: Callable[[], float] = time.monotonic,
+) -> WhatIf:  # fmt: skip
+    """The bounded, shortest-first search over the cone of a closure, given its inputs."""
     base, evaluated = _judge(policy, rules, claims, closure)
-    changes = _candidates(policy, closure, claims, evaluated)
+    changes = _candidates(policy, rules, closure, claims, evaluated)
     report = WhatIf(closure.id, base.label, base.strength,
                     cone={"claims": len({c.claim.id for c in changes if c.kind == "retract"}),
-                          "unknown_premises": len(evaluated.unresolved), "closed_scopes": len(closure.completeness)})  # fmt: skip
+                          "unknown_premises": len(evaluated.unresolved), "closed_scopes": len(closure.completeness)},
+                    interval=(base.low, base.high))  # fmt: skip
     deadline = clock() + seconds
     flipped_singles: set[int] = set()
     for size in range(1, max_size + 1):
@@ -128,9 +164,10 @@ def whatif(
             chosen = [changes[i] for i in combo]
             after, _ = _judge(policy, rules, _apply(claims, chosen), closure)
             report.tried += 1
-            if after.label != base.label or after.strength != base.strength:
+            if _moved(after, base):
                 moved = sorted(r.name for r, b in zip(after.rules, base.rules, strict=True) if r.activation != b.activation)
-                report.findings.append(Finding(chosen, base.label, after.label, base.strength, after.strength, moved))
+                report.findings.append(Finding(chosen, base.label, after.label, base.strength, after.strength, moved,
+                                               (base.low, base.high), (after.low, after.high)))  # fmt: skip
                 if size == 1 and after.label != base.label:
                     flipped_singles.add(combo[0])
         if not report.complete:
@@ -144,9 +181,39 @@ def _apply(claims: list[Claim], changes: list[Change]) -> list[Claim]:
     return [c for c in claims if c.id not in retracted] + [c.claim for c in changes if c.kind == "add"]
 
 
-def _candidates(policy: Projection, closure: Closure, claims: list[Claim], evaluated: Evaluated) -> list[Change]:
-    """Retractions of the claims the facts rest on; claims settling each unknown premise either
-    way; and claims falling into each closed scope the closure relied on."""
+def _unknown_premises(rules: VerdictRules, evaluated: Evaluated, subject: str) -> list[Proposition]:
+    """The ground atoms (with a subject) that leave some verdict rule's activation unknown,
+    followed down through the derivation rules to the claimable atoms beneath them."""
+    facts = evaluated.fact_base()
+    pending: list[Ground] = []
+    for rule in sorted(rules.rules, key=lambda r: r.name):
+        _, _, unknown = holds_grounds(rule.condition, facts, {"?subject": subject, **rule_params(rule)})
+        pending += sorted(unknown, key=repr)
+    seen: set[Ground] = set()
+    out = []
+    while pending:
+        ground = pending.pop(0)
+        if ground in seen or ground[1] is None:
+            continue
+        seen.add(ground)
+        out.append(proposition_of(ground))
+        for rule in sorted(evaluated.policy.derivation_rules, key=lambda r: r.ref):
+            binding = bind_head(rule.head, *ground)
+            for body in rule.bodies if binding is not None else ():
+                pending += sorted(holds_grounds(body.when, facts, binding, facts.by_ref)[2], key=repr)
+    return out
+
+
+def _candidates(policy: Projection, rules: VerdictRules, closure: Closure, claims: list[Claim], evaluated: Evaluated) -> list[Change]:
+    """The single changes of the cone, in a fixed order:
+
+    * retracting each claim the evaluations rest on;
+    * a claim settling each unknown premise, either way;
+    * a claim contesting each accepted or rejected premise (the opposite polarity);
+    * a claim falling into each closed scope the closure relied on.
+
+    Added claims come from each source the policy trusts for the predicate,
+    authoritative first: which source speaks can decide whether a claim counts."""
     out: list[Change] = []
     used = sorted({cid for ev in evaluated.evaluations for cid in (*ev.supporting, *ev.refuting)})
     by_id = {c.id: c for c in claims}
@@ -154,25 +221,41 @@ def _candidates(policy: Projection, closure: Closure, claims: list[Claim], evalu
         out.append(Change("retract", by_id[cid], "a claim the facts rest on"))
     trusted = _trusted_sources(policy)
     derived = {r.head.predicate for r in policy.derivation_rules}
-    for p in evaluated.unresolved:
-        source = trusted.get(p.predicate)
-        if source is None or p.predicate in derived:
-            continue  # nothing a claim could settle: no source may establish it, or the rules decide it
+
+    def add(p: Proposition, polarity: str, why: str) -> None:
+        if p.predicate in derived:
+            return  # the rules decide it, not a claim
+        st = {"subject": p.subject, "predicate": p.predicate, "object": p.object, "value": p.value, "polarity": polarity,
+              "valid": p.valid.model_dump(mode="json") if p.valid else None}  # the same proposition, interval included
+        for source in trusted.get(p.predicate, ()):
+            out.append(Change("add", _hypothesis(source, st, closure.as_of), why))
+
+    # The unknown premises: propositions the projection left unresolved, and the atoms the
+    # verdict rules found unknown — including ones no claim mentions at all (open world).
+    unknown = {p.id: p for p in evaluated.unresolved}
+    for p in _unknown_premises(rules, evaluated, closure.subject):
+        unknown.setdefault(p.id, p)
+    for p in sorted(unknown.values(), key=lambda p: p.id):
         for polarity in ("affirmed", "denied"):
-            st = {"subject": p.subject, "predicate": p.predicate, "object": p.object, "value": p.value, "polarity": polarity}
-            out.append(Change("add", _hypothesis(source, st, closure.as_of), f"settles the unknown {p.predicate} ({polarity})"))
+            add(p, polarity, f"settles the unknown {p.predicate} ({polarity})")
+    for ev in sorted(evaluated.evaluations, key=lambda e: e.id):
+        if ev.outcome.value in ("accepted", "rejected") and ev.proposition not in unknown:
+            p = evaluated.propositions[ev.proposition]
+            polarity = "denied" if ev.outcome.value == "accepted" else "affirmed"
+            add(p, polarity, f"contests the {ev.outcome.value} {p.predicate}")
     for scope in sorted(policy.completeness, key=lambda d: d.id):
         if scope.id in closure.completeness:
-            out.append(Change("add", _into_scope(scope, claims, closure.as_of), "falls into a closed scope the closure relied on"))
+            out.append(Change("add", _into_scope(scope, claims, closure.as_of, closure.subject), "falls into a closed scope the closure relied on"))
     return out
 
 
-def _trusted_sources(policy: Projection) -> dict[str, str]:
-    """For each predicate, the source whose word would settle it (authoritative first)."""
-    out: dict[str, str] = {}
+def _trusted_sources(policy: Projection) -> dict[str, list[str]]:
+    """For each predicate, the sources whose word counts for it (authoritative first)."""
+    out: dict[str, list[str]] = {}
     for t in sorted(policy.trust, key=lambda t: (not t.authoritative, t.source)):
         for p in t.predicates:
-            out.setdefault(p, t.source)
+            if t.source not in out.setdefault(p, []):
+                out[p].append(t.source)
     return out
 
 
@@ -181,9 +264,12 @@ def _hypothesis(source: str, statement: dict[str, Any], at: datetime) -> Claim:
                  scope="what-if", statements=[statement])  # fmt: skip
 
 
-def _into_scope(scope: CompletenessDeclaration, claims: list[Claim], at: datetime) -> Claim:
-    """A claim from the declaring source inside the scope: on a subject already in the cone if one fits."""
+def _into_scope(scope: CompletenessDeclaration, claims: list[Claim], at: datetime, subject: str) -> Claim:
+    """A claim from the declaring source inside the scope: about the closure's subject if it
+    fits, else on a subject already in the cone if one fits."""
     subjects = sorted({s.subject for c in claims for s in c.statements if _fits(scope.subject, s.subject)})
+    if _fits(scope.subject, subject):
+        subjects = [subject]
     subject = subjects[0] if subjects else scope.subject.rstrip("*") + "what-if"
     st: dict[str, Any] = {"subject": subject, "predicate": scope.predicate, "valid": scope.valid.model_dump(mode="json")}
     if scope.object != "*":
@@ -208,6 +294,6 @@ def _check_cone(report: WhatIf, policy: Projection, rules: VerdictRules, claims:
     ]  # fmt: skip
     for change in outside:
         after, _ = _judge(policy, rules, _apply(claims, [change]), closure)
-        if after.label != base.label or after.strength != base.strength:
+        if _moved(after, base):
             report.exhaustive = False
             report.outside_cone.append(change.describe())
