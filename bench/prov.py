@@ -30,11 +30,13 @@ closed; the seconds spent inside the record iterator (``all_records`` is wrapped
 with a timer in the child: the ``read`` share of the two exports); process CPU
 seconds; and memory. Once the store is open and everything imported, the
 child's resident set is read (*ready*, ``/proc/self/statm``) and its peak is
-reset to it (``/proc/self/clear_refs`` ← 5, which resets ``VmHWM`` and with it
-``ru_maxrss``); at the end ``getrusage(RUSAGE_SELF).ru_maxrss`` is the *peak*
-resident set of the export itself, and *peak − ready* what the export added.
-(Where the reset is refused, the peak is the whole process life, and the JSON
-says so.) The resident set includes the LadybugDB pages the reads touched (its
+reset to it (``/proc/self/clear_refs`` ← 5 resets ``VmHWM``); at the end
+``VmHWM`` (``/proc/self/status``) is the *peak* resident set of the export
+itself, and *peak − ready* what the export added. (Not ``ru_maxrss``: in a
+child started by fork and exec, Linux carries the peak of the pre-exec image —
+the parent's resident set — into it, and the reset does not clear that; the
+whole-life ``ru_maxrss`` is kept in the JSON as ``life_peak_mb``. Where the reset is
+refused, the peak is the whole process life, and the JSON says so.) The resident set includes the LadybugDB pages the reads touched (its
 buffer pool lives in the process), which the ``read`` variant shows on its own.
 RSS is also sampled every 0.25 s to show whether it stays flat.
 
@@ -90,8 +92,17 @@ def _maxrss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
+def _hwm_bytes() -> int:
+    """The process's peak RSS (VmHWM): unlike ru_maxrss it is not raised by exited threads' snapshots."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return _maxrss_bytes()
+
+
 def _reset_peak() -> bool:
-    """Reset the process's peak RSS (VmHWM, and with it ru_maxrss) to its current RSS (Linux ≥ 4.0)."""
+    """Reset the process's peak RSS (VmHWM) to its current RSS (Linux ≥ 4.0)."""
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
@@ -171,7 +182,7 @@ def child(variant: str, store_path: str, out: str, total: int) -> dict[str, Any]
             yield record
 
     pe.all_records = timed_records  # stream_all looks it up at call time
-    opened_peak = _maxrss_bytes()  # opening the store can peak above where it settles
+    opened_peak = _hwm_bytes()  # opening the store can peak above where it settles
     ready = _rss_bytes()
     reset = _reset_peak()
     result: dict[str, Any] = {"variant": variant}
@@ -217,7 +228,8 @@ def child(variant: str, store_path: str, out: str, total: int) -> dict[str, Any]
     seconds = time.perf_counter() - started
     cpu = time.process_time() - cpu0
     samples = sampler.stop()
-    peak = _maxrss_bytes()
+    peak = _hwm_bytes() if reset else _maxrss_bytes()
+    life_peak = _maxrss_bytes()
     store.close()
     result.update(
         seconds=seconds,
@@ -227,9 +239,11 @@ def child(variant: str, store_path: str, out: str, total: int) -> dict[str, Any]
         opened_peak_mb=opened_peak / 2**20,
         ready_mb=ready / 2**20,
         peak_mb=peak / 2**20,
-        peak_scope="from ready to the end (peak reset through /proc/self/clear_refs)" if reset else "whole process life",
+        peak_scope="VmHWM from ready to the end (reset through /proc/self/clear_refs)" if reset else "ru_maxrss, whole process life",
+        life_peak_mb=life_peak / 2**20,
         added_mb=(peak - ready) / 2**20,
         rss_profile=_profile(samples),
+        sampled_max_mb=max((rss for _, rss in samples), default=0) / 2**20,  # every 0.25 s: misses short peaks
         out_bytes=Path(out).stat().st_size if variant != "read" else None,
     )
     return result
@@ -424,7 +438,7 @@ def show(result: dict[str, Any]) -> None:
               "memory: the run with the median wall time. "
               "triples = distinct triples (the same set in both files where checked); triples/s = distinct triples ÷ wall "
               "seconds, reading included; in reads = seconds inside all_records; ready = the child's RSS once the store is "
-              "open; peak = its ru_maxrss during the export (reset at ready); ×rdflib = rdflib seconds ÷ gaf seconds (CPU: the same for process CPU seconds)")  # fmt: skip
+              "open; peak = its VmHWM during the export (reset at ready); ×rdflib = rdflib seconds ÷ gaf seconds (CPU: the same for process CPU seconds)")  # fmt: skip
     for size, e in result["sizes"].items():
         if "check" not in e:
             continue
