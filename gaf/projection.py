@@ -161,7 +161,7 @@ def _evaluate(policy: Projection, prop: Proposition, said: list[tuple[Claim, Pol
         else:
             counted[polarity].append(claim)
     outcome, reason = _weigh(policy, conflict, counted)
-    return Evaluation(
+    return Evaluation.shared(
         proposition=prop.id,
         projection=policy.id,
         outcome=outcome,
@@ -441,7 +441,7 @@ def _candidates(
     for ev in evaluations:
         p = props[ev.proposition]
         if ev.outcome == Outcome.accepted and p.predicate not in derived_preds:
-            fact = AcceptedFact(proposition=p.id, justification=ev.id, projection=policy.id)
+            fact = AcceptedFact.shared(proposition=p.id, justification=ev.id, projection=policy.id)
             evidence = {"evaluation": ev.id, "reason": ev.reason, "claims": ev.supporting}
             by_ground[ground_of(p)].append(Candidate(fact, p, ev, 1.0, evidence))
     derivations: list[Derivation] = []
@@ -462,7 +462,7 @@ def _candidates(
                 unresolved.setdefault(up.id, up)
             continue
         premises = _premise_facts(j, by_ground)
-        derivation = Derivation(
+        derivation = Derivation.shared(
             rule=f"{j.rule}#{j.body + 1}",
             bindings={k.lstrip("?"): v for k, v in j.bindings},
             premises=premises,
@@ -472,7 +472,7 @@ def _candidates(
             confidence=j.confidence,
         )
         derivations.append(derivation)
-        fact = AcceptedFact(proposition=prop.id, justification=derivation.id, projection=policy.id)
+        fact = AcceptedFact.shared(proposition=prop.id, justification=derivation.id, projection=policy.id)
         evidence = {
             "rule": j.rule, "body": j.body + 1, "bindings": dict(derivation.bindings),
             "premises": [_evidence_of(p.ground, by_ground) for p in j.premises],
@@ -520,10 +520,10 @@ def proposition_of(ground: Ground) -> Proposition:
     """The proposition a ground atom stands for."""
     predicate, subject, target = ground
     if target is None:
-        return Proposition(subject=subject, predicate=predicate)
+        return Proposition.shared(subject=subject, predicate=predicate)
     if isinstance(target, str):
-        return Proposition(subject=subject, predicate=predicate, object=target)
-    return Proposition(subject=subject, predicate=predicate, value=target)
+        return Proposition.shared(subject=subject, predicate=predicate, object=target)
+    return Proposition.shared(subject=subject, predicate=predicate, value=target)
 
 
 def _premise_facts(j: Justification, by_ground: dict[Ground, list[Candidate]]) -> list[str]:

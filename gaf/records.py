@@ -20,7 +20,7 @@ import types
 import typing
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import Field, PositiveInt, PrivateAttr, ValidationError, model_validator
 
@@ -53,6 +53,10 @@ def byte_limit(variable: str, default: int) -> int:
     if limit <= 0:
         raise InvalidRecord(f"{variable} must be positive, got {limit}")
     return limit
+
+
+_SHARED: dict[tuple[type, str], Any] = {}
+_SHARED_MAX = 200_000
 
 
 class Record(Value):
@@ -95,6 +99,22 @@ class Record(Value):
             if name not in RESERVED_PROPERTIES and (column := _column_type(field.annotation))
         }
         RECORD_TYPES[cls.KIND] = cls
+
+    @classmethod
+    def shared(cls, **fields: Any) -> Self:
+        """The record with these fields, built once per process and then shared.
+
+        Records are immutable, so a projection re-run many times over nearly the same
+        claims (what-if, sway) can reuse the propositions, evaluations and facts it built
+        before instead of validating and hashing them again. Keyed by the fields as
+        given; the cache is dropped whole when it grows past ``_SHARED_MAX`` entries."""
+        key = (cls, json.dumps(fields, sort_keys=True, default=repr))
+        hit = _SHARED.get(key)
+        if hit is None:
+            if len(_SHARED) >= _SHARED_MAX:
+                _SHARED.clear()
+            hit = _SHARED[key] = cls(**fields)
+        return hit  # type: ignore[return-value]
 
     @model_validator(mode="after")
     def _identify(self) -> Record:
@@ -304,7 +324,7 @@ class Statement(Value):
     polarity: Polarity = Polarity.affirmed
 
     def proposition(self) -> Proposition:
-        return Proposition(subject=self.subject, predicate=self.predicate, object=self.object, value=self.value, valid=self.valid)
+        return Proposition.shared(subject=self.subject, predicate=self.predicate, object=self.object, value=self.value, valid=self.valid)
 
 
 class Claim(Record):
