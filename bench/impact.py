@@ -191,7 +191,7 @@ def load_neo4j(directory: Path, shape: dict[str, Any], args: argparse.Namespace)
             files.append(f"--relationships={rel}={directory / 'rels.header.csv'},{path}")
         console.print(f"neo4j-admin database import full: {shape['nodes']:,} nodes, {shape['rels']:,} relationships")
         local("admin", "database", "import", "full", "neo4j", "--overwrite-destination=true", "--array-delimiter=;",
-              "--skip-bad-relationships=false", "--threads=2", *files)  # fmt: skip
+              "--skip-bad-relationships=false", "--threads=2", f"--report-file={directory / 'import.report'}", *files)  # fmt: skip
         meta["import_seconds"] = round(time.perf_counter() - started, 1)
     local("start")
     env = dict(line.split("=", 1) for line in local("env", capture=True).stdout.split() if "=" in line)
