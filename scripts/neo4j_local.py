@@ -282,6 +282,10 @@ def _is_our_server(pid: int) -> bool:
     if child and child.poll() is not None:  # reaps it, so it is no zombie
         del _LAUNCHED[pid]
         return False
+    if child:
+        # We launched it and it has not exited: ours. (Its /proc cmdline can read
+        # empty for a moment while the JVM starts on a loaded machine.)
+        return True
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
