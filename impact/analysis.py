@@ -171,13 +171,16 @@ def walk(
     as_of: datetime | None = None,
     limits: Limits = Limits(),
     progress: Progress | None = None,
+    required: str | None = None,
 ) -> ImpactReport:
     """Everything downstream of the trigger records, with statuses and paths.
 
     The whole report is read in one read-only transaction: it describes one state
-    of the graph, even while writers append to it.
+    of the graph, even while writers append to it. ``required`` names a trigger that
+    must exist in the store (checked in the same transaction).
     """
-    return store._read(lambda tx: _walk(tx, store.dialect, triggers, trigger, as_of, limits, progress))
+    where = store.location
+    return store._read(lambda tx: _walk(tx, store.dialect, triggers, trigger, as_of, limits, progress, required, where))
 
 
 @dataclass
@@ -190,6 +193,10 @@ class _Expansion:
     edges: list[tuple[str, str, str]]
     cut: list[str]
     depth: int = 0
+    #: the triggers that exist in the store
+    found: set[str] = field(default_factory=set)
+    #: for each fact reached, the justifications of its siblings (None: not read yet)
+    siblings: dict[str, list[str]] | None = None
 
     @classmethod
     def start(cls, triggers: dict[str, Reason]) -> _Expansion:
@@ -243,10 +250,18 @@ def _expand_by_level(
 _ALL = "|".join(sorted(set(POSITIVE + NEGATIVE)))
 # Everything that depends on the given records of one label, in one statement: Neo4j plans
 # the DISTINCT end nodes of a variable-length pattern as a pruning breadth-first expand,
-# which visits each record once. Then every dependency edge leaving what was reached.
+# which visits each record once. Then every dependency edge leaving what was reached, and
+# for each fact reached the justifications of the other facts of its proposition under
+# its projection (for support counting) — the whole report in one round trip.
 _REACH = (
-    "MATCH (t:{label}) WHERE t.id IN $ids MATCH (t)<-[:{rels}*1..{depth}]-(x) WITH DISTINCT x "
-    "MATCH (x)-[r:{rels}]->(y) RETURN collect([y.id, x.id, type(r)]) AS rows"
+    "MATCH (t:{label}) WHERE t.id IN $ids "
+    "OPTIONAL MATCH (t)<-[:{rels}*1..{depth}]-(x) "
+    "WITH collect(DISTINCT t.id) AS found, collect(DISTINCT x) AS xs "
+    "CALL {{ WITH xs UNWIND xs AS x MATCH (x)-[r:{rels}]->(y) RETURN collect([y.id, x.id, type(r)]) AS rows }} "
+    "CALL {{ WITH xs UNWIND xs AS f WITH f WHERE f:AcceptedFact "
+    "MATCH (f)-[:STATES]->(:Proposition)<-[:STATES]-(g:AcceptedFact) WHERE g.id <> f.id AND g.projection = f.projection "
+    "RETURN collect([f.id, g.justification]) AS siblings }} "
+    "RETURN found, rows, siblings"
 )
 
 
@@ -257,10 +272,15 @@ def _expand_at_once(tx: Tx, triggers: dict[str, Reason], limits: Limits) -> _Exp
     one the level-wise expansion gives. When a depth or count limit would cut the walk,
     returns None and the level-wise expansion reports precisely where it stopped."""
     rows: set[tuple[str, str, str]] = set()
+    found: set[str] = set()
+    siblings: dict[str, set[str]] = defaultdict(set)
     for label, ids in _by_label(sorted(triggers)).items():
         cypher = _REACH.format(label=label, rels=_ALL, depth=limits.depth)
         for got in tx.run(cypher, {"ids": ids}):
+            found.update(got["found"])
             rows.update(tuple(row) for row in got["rows"])
+            for fact, justification in got["siblings"]:
+                siblings[fact].add(justification)
     if len({rid for _, rid, _ in rows} | set(triggers)) > limits.count:
         return None
     by_target: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
@@ -272,23 +292,33 @@ def _expand_at_once(tx: Tx, triggers: dict[str, Reason], limits: Limits) -> _Exp
         if out.depth >= limits.depth:
             return None
         frontier = out.level(row for target in frontier for row in by_target.get(target, ()))
+    out.found = found
+    out.siblings = {fact: sorted(js) for fact, js in siblings.items()}
     return out
 
 
 def _walk(
     tx: Tx, dialect: str, triggers: dict[str, Reason], trigger: dict[str, Any], as_of: datetime | None,
-    limits: Limits, progress: Progress | None,
+    limits: Limits, progress: Progress | None, required: str | None, where: str,
 ) -> ImpactReport:  # fmt: skip
     stamp = format_instant(as_of) if as_of else None
     expanded = None
     if dialect == "neo4j" and stamp is None and limits.seconds is None:
         expanded = _expand_at_once(tx, triggers, limits)
     if expanded is None:
-        expanded = _expand_by_level(tx, dialect, triggers, stamp, limits, progress)
+        if required is not None and not _lookup(tx, dialect, _EXISTS[label_of(_kind(required))], [required]):
+            expanded = _Expansion.start({})  # reported below
+        else:
+            expanded = _expand_by_level(tx, dialect, triggers, stamp, limits, progress)
+            expanded.found = set(triggers)
     elif progress:
         progress(len(expanded.parent), expanded.depth)
+    if required is not None and required not in expanded.found:
+        raise UnknownReference(f"no {_kind(required)} {required} in {where}")
     parent, reason, edges, cut = expanded.parent, expanded.reason, expanded.edges, expanded.cut
-    statuses = _statuses(tx, dialect, parent, edges, triggers, stamp)
+    if expanded.siblings is None:
+        expanded.siblings = _siblings(tx, dialect, [r for r in parent if _kind(r) == "fact"], stamp)
+    statuses = _statuses(parent, edges, triggers, expanded.siblings)
     affected = [
         Affected(rid, _kind(rid), reason[rid], statuses[rid], _path(parent, rid))
         for rid in sorted(parent, key=lambda r: (_RANK.get(_kind(r), -1), r))
@@ -323,9 +353,9 @@ def _path(parent: dict[str, str | None], rid: str) -> list[str]:
 
 
 def _statuses(
-    tx: Tx, dialect: str, parent: dict[str, str | None], edges: list[tuple[str, str, str]], triggers: dict[str, Reason],
-    stamp: str | None,
-) -> dict[str, Status]:
+    parent: dict[str, str | None], edges: list[tuple[str, str, str]], triggers: dict[str, Reason],
+    siblings: dict[str, list[str]],
+) -> dict[str, Status]:  # fmt: skip
     """Invalidated or weakened, to a fixpoint (a status only ever worsens).
 
     A fact whose justification is invalidated is only weakened while another
@@ -337,8 +367,6 @@ def _statuses(
     deps: dict[str, set[str]] = defaultdict(set)
     for dependent, _, dependency in edges:
         deps[dependent].add(dependency)
-    facts = [r for r in parent if _kind(r) == "fact"]
-    siblings = _siblings(tx, dialect, facts, stamp)
     status: dict[str, Status] = {r: ("invalidated" if r in triggers else "weakened") for r in parent}
     changed = True
     while changed:
@@ -371,6 +399,9 @@ def _siblings(tx: Tx, dialect: str, facts: list[str], stamp: str | None) -> dict
     return out
 
 
+# Whether a record exists (the trigger of a question).
+_EXISTS = {label: f"MATCH (t:{label} {{{{id: {{ID}}}}}}) RETURN collect([t.id]) AS rows" for label in graph_schema().nodes}
+
 # The statuses recorded for some actions.
 _STATUSES = "MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action {{id: {ID}}}) RETURN collect([a.id, s.id, s.body]) AS rows"
 
@@ -392,14 +423,14 @@ def _executed_actions(tx: Tx, dialect: str, actions: list[str], stamp: str | Non
 
 def source_invalidated(store: GafStore, source_id: str, **kw: Any) -> ImpactReport:
     """Everything that rests on a source: its claims and all that was built on them."""
-    _require(store, source_id, "source")
-    return walk(store, {source_id: "positive"}, trigger={"kind": "source_invalidated", "id": source_id}, **kw)
+    _require_kind(source_id, "source")
+    return walk(store, {source_id: "positive"}, trigger={"kind": "source_invalidated", "id": source_id}, required=source_id, **kw)
 
 
 def claim_retracted(store: GafStore, claim_id: str, **kw: Any) -> ImpactReport:
     """Everything that rests on one claim."""
-    _require(store, claim_id, "claim")
-    return walk(store, {claim_id: "positive"}, trigger={"kind": "claim_retracted", "id": claim_id}, **kw)
+    _require_kind(claim_id, "claim")
+    return walk(store, {claim_id: "positive"}, trigger={"kind": "claim_retracted", "id": claim_id}, required=claim_id, **kw)
 
 
 def new_claim(store: GafStore, claim: Claim, **kw: Any) -> ImpactReport:
@@ -468,9 +499,13 @@ def policy_changed(
     return report
 
 
-def _require(store: GafStore, record_id: str, kind: str) -> Record:
+def _require_kind(record_id: str, kind: str) -> None:
     if kind_of(record_id) != kind:
         raise InvalidRecord(f"{record_id} is not a {kind} id")
+
+
+def _require(store: GafStore, record_id: str, kind: str) -> Record:
+    _require_kind(record_id, kind)
     record = store.get(record_id)
     if record is None:
         raise UnknownReference(f"no {kind} {record_id} in {store.location}")

@@ -8,6 +8,7 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from html.parser import HTMLParser
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,7 +23,7 @@ from gaf.records import (
 from gaf.rules import body, rule
 from impact.report import headline, to_html, to_markdown
 from tests.conftest import NOW, RENT
-from tests.rentcase import AFTER_E, BEFORE_E, PAYMENT, close_both
+from tests.rentcase import AFTER_E, BEFORE_E, PAYMENT, close_both, load
 
 U = timezone.utc
 
@@ -263,3 +264,16 @@ def test_random_graphs_agree_with_an_independent_walk_on_ladybug(ladybug_store, 
 @given(st.data())
 def test_random_graphs_agree_with_an_independent_walk_on_neo4j(neo4j_store, data):
     _check_random_graphs(neo4j_store, data)
+
+
+def test_an_unknown_or_mistyped_trigger_is_a_typed_error_that_names_it(store):
+    from gaf.errors import InvalidRecord, UnknownReference
+
+    load(store)
+    missing = "source:" + "0" * 64
+    with pytest.raises(UnknownReference, match=missing):
+        impact.source_invalidated(store, missing)
+    with pytest.raises(UnknownReference, match=missing):  # the level-wise expansion checks too
+        impact.source_invalidated(store, missing, limits=impact.analysis.Limits(seconds=60))
+    with pytest.raises(InvalidRecord, match="is not a claim id"):
+        impact.claim_retracted(store, missing)
