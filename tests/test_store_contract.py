@@ -51,6 +51,20 @@ def test_implied_propositions_are_written_once_and_linked(store):
     assert [r["id"] for r in rows] == sorted([claim.id, twin.id])
 
 
+def test_implied_propositions_are_stamped_with_the_claims_time_not_the_ingest_time(store):
+    from datetime import datetime, timezone
+
+    from gaf.types import format_instant
+
+    agent, source, claim, _ = small_graph()
+    store.put([agent, source, claim], at=datetime(2027, 1, 1, tzinfo=timezone.utc))  # ingested long after
+    (prop,) = claim.implied()
+    (row,) = store.read("MATCH (p:Proposition {id: $id}) RETURN p.written_at AS at", {"id": prop.id})
+    assert row["at"] == format_instant(claim.recorded_at)  # an as-of question sees the claim and what it states together
+    (row,) = store.read("MATCH (a:Agent {id: $id}) RETURN a.written_at AS at", {"id": agent.id})
+    assert row["at"] == "2027-01-01T00:00:00.000Z"  # a record without a time of its own takes the operation's
+
+
 def test_an_atomic_batch_with_one_malformed_record_writes_nothing(store):
     batch = [r.to_json() for r in small_graph()]
     batch[3]["observed_at"] = "not a time"

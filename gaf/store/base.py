@@ -243,9 +243,24 @@ def _put_in(tx: Tx, items: dict[int, Record], failed: list[ItemError], mode: Mod
         # Rebuild from the surviving items, so a refused claim leaves no orphan propositions.
         survivors = [r for r in given if r.id not in bad and r.id not in present]
         new = {rid: r for rid, r in _expand(survivors).items() if rid not in present}
-    _create(tx, list(new.values()), at)
+    _create(tx, list(new.values()), at, _inherited_times(given))
     report.written = [r.id for r in given if r.id in new]
     return report
+
+
+def _inherited_times(given: Sequence[Record]) -> dict[str, str]:
+    """For each implied record, the earliest own time of the records of the batch implying it:
+    a claim's propositions were known when the claim was recorded, not when it was ingested."""
+    out: dict[str, str] = {}
+    for record in given:
+        own = record.time()
+        if own is None:
+            continue
+        stamp = format_instant(own)
+        for implied in record.implied():
+            if implied.id not in out or stamp < out[implied.id]:
+                out[implied.id] = stamp
+    return out
 
 
 def _expand(given: Sequence[Record]) -> dict[str, Record]:
@@ -295,14 +310,14 @@ def _existing_ids(tx: Tx, ids: Iterable[str]) -> set[str]:
     return found
 
 
-def _create(tx: Tx, records: list[Record], at: str | None) -> None:
+def _create(tx: Tx, records: list[Record], at: str | None, inherited: dict[str, str]) -> None:
     """CREATE the new nodes, then their relationships: ids are known to be new."""
     by_label: dict[str, list[Record]] = defaultdict(list)
     for record in records:
         by_label[record.LABEL].append(record)
     for label, group in sorted(by_label.items()):
         for chunk in _chunks(group, STATEMENT_ROWS):
-            tx.run(_CREATE[label], {"rows": [_node_row(r, at) for r in chunk]})
+            tx.run(_CREATE[label], {"rows": [_node_row(r, inherited.get(r.id, at)) for r in chunk]})
     edges: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
     for record in records:
         for rel, target in record.edges():
