@@ -312,7 +312,7 @@ def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     _run(as_json, work)
 
 
-policy_app = typer.Typer(help="Projection policies: publish, revise, show, list.", no_args_is_help=True)
+policy_app = typer.Typer(help="Projection policies and their lifecycle: add, revise, show, list, propose, ratify, waive, sway, queue.", no_args_is_help=True)
 app.add_typer(policy_app, name="policy")
 
 
@@ -486,7 +486,7 @@ def _print_projection(data: dict[str, Any]) -> None:
     out.print(t)
 
 
-rules_app = typer.Typer(help="Verdict rule sets: publish, revise, list.", no_args_is_help=True)
+rules_app = typer.Typer(help="Verdict rule sets: add, revise, list.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
 
 
@@ -506,6 +506,29 @@ def rules_add(
     def work() -> None:
         with GafStore.open(store) as s:
             rules = policies.publish(s, policies.read_rules(path))
+        _emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
+
+    _run(as_json, work)
+
+
+@rules_app.command("revise")
+def rules_revise(
+    path: Annotated[Path, typer.Argument(help="The new content of an existing rule set (its version is assigned).")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Publish a file as the next version of its rule set; the old version stays readable.
+
+    Closures keep the version they were decided under; the same content again is a no-op.
+
+    [b]Examples[/b]
+
+      gaf rules revise examples/rent/verdict-rules.yaml
+    """
+
+    def work() -> None:
+        with GafStore.open(store) as s:
+            rules = policies.revise(s, policies.read_rules(path))
         _emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
 
     _run(as_json, work)

@@ -156,3 +156,31 @@ def test_a_time_or_version_that_does_not_parse_is_one_line_and_exit_2(tmp_path):
     assert bad_time.exit_code == 2 and "not an ISO 8601 time" in bad_time.stderr and "Traceback" not in bad_time.output
     bad_version = runner.invoke(app, ["policy", "show", "rent-delinquency@latest", "--store", store])
     assert bad_version.exit_code == 2 and "invalid literal" in bad_version.stderr
+
+
+def test_every_subcommand_a_group_help_names_exists():
+    import typer
+
+    root = typer.main.get_command(app)
+    ctx = root.context_class(root)
+    for name in ("policy", "rules"):
+        group = root.get_command(ctx, name)
+        named = group.help.split(":", 1)[1].rstrip(".").replace(",", " ").split()
+        assert sorted(named) == sorted(group.list_commands(ctx)), name
+
+
+def test_rules_revise_publishes_the_next_version_and_keeps_the_old(tmp_path):
+    import yaml
+
+    store = str(tmp_path / "s.lbug")
+    runner.invoke(app, ["rules", "add", str(RENT / "verdict-rules.yaml"), "--store", store])
+    data = yaml.safe_load((RENT / "verdict-rules.yaml").read_text(encoding="utf-8"))
+    changed = tmp_path / "rules-v2.yaml"
+    changed.write_text(yaml.safe_dump({**data, "conclusion": "The instalment has been paid in full."}), encoding="utf-8")
+    revised = runner.invoke(app, ["rules", "revise", str(changed), "--store", store, "--json"])
+    assert revised.exit_code == 0, revised.output
+    assert (_json(revised)["name"], _json(revised)["version"]) == ("rent-paid", 2)
+    again = _json(runner.invoke(app, ["rules", "revise", str(changed), "--store", store, "--json"]))
+    assert again["id"] == _json(revised)["id"]
+    listed = _json(runner.invoke(app, ["rules", "list", "--store", store, "--json"]))
+    assert [(r["name"], r["version"]) for r in listed] == [("rent-paid", 1), ("rent-paid", 2)]
