@@ -312,7 +312,7 @@ def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     _run(as_json, work)
 
 
-policy_app = typer.Typer(help="Projection policies and their lifecycle: add, revise, show, list, propose, ratify, waive, sway, queue.", no_args_is_help=True)
+policy_app = typer.Typer(help="Projection policies and their lifecycle: add, revise, show, list, decide, propose, ratify, waive, sway, queue.", no_args_is_help=True)
 app.add_typer(policy_app, name="policy")
 
 
@@ -1046,6 +1046,37 @@ def reopen_appeal(
             done = reopening.reopen(s, trigger="appeal", cause=appeal.id, closures=[closure_id], reviewer=reviewer_id,
                                     at=_now(), as_of=when, reason=grounds)  # fmt: skip
         _emit(as_json, done.to_dict(), lambda: _print_reopened(done))
+
+    _run(as_json, work)
+
+
+@policy_app.command("decide")
+def policy_decide(
+    closure_id: Annotated[str, typer.Argument(help="The closure the case was decided in.")],
+    by: Annotated[str, typer.Option("--by", help="Key or id of the person (agent) deciding.")],
+    decision: Annotated[str, typer.Option(help="What was decided.")],
+    reason: Annotated[str, typer.Option(help="Why.")],
+    settles: Annotated[Optional[str], typer.Option(help="The policy exception this decision settles (takes it off the queue).")] = None,
+    at: Annotated[Optional[str], typer.Option("--at", help="When it was decided (ISO 8601); default now.")] = None,
+    store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Record a person's decision on one case: not a precedent; with --settles, it settles a policy exception.
+
+    Exit code 2 when the exception was raised for another closure (nothing is written).
+
+    [b]Examples[/b]
+
+      gaf policy queue --json
+      gaf policy decide closure:760b… --by letting-agent --decision "partial payment" \\
+          --reason "900 of 1000 received; ask for the rest" --settles policy_exception:…
+    """
+
+    def work() -> None:
+        with GafStore.open(store) as s:
+            case = lifecycle.decide_case(s, closure_id, decided_by=resolve_key(s, by, ("agent",), {}, "--by"), decision=decision,
+                                         reason=reason, at=_when(at), settles=settles)  # fmt: skip
+        _emit(as_json, case.to_json(), lambda: out.print(
+            f"case decision {case.id}" + (f" (settles {case.settles})" if case.settles else ""), highlight=False))  # fmt: skip
 
     _run(as_json, work)
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from gaf.closure import Closed
-from gaf.errors import GafError, UnknownReference
+from gaf.errors import GafError, InvalidRecord, UnknownReference
 from gaf.policies import publish, revise
 from gaf.projection import evaluate
 from gaf.records import (
@@ -46,7 +46,15 @@ class NotAnAuthority(GafError):
 
 def decide_case(store: GafStore, closure: str, *, decided_by: str, decision: str, reason: str, at: datetime,
                 settles: str | None = None) -> CaseDecision:  # fmt: skip
-    """Record a person's decision on one case (optionally settling a policy exception)."""
+    """Record a person's decision on one case (optionally settling a policy exception).
+
+    An exception raised for one closure is settled only by a decision on that closure,
+    so the review queue never empties on a decision about another case.
+    """
+    exception = store.get(settles) if settles else None
+    if isinstance(exception, PolicyException) and exception.closure not in (None, closure):
+        raise InvalidRecord(f"{settles} was raised for {exception.closure}, not for {closure}",
+                            hint="decide the exception's own closure (gaf policy queue --json shows it)")  # fmt: skip
     record = CaseDecision(closure=closure, decided_by=decided_by, decision=decision, reason=reason, decided_at=at, settles=settles)
     store.put([record], at=at)
     return record

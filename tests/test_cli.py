@@ -184,3 +184,39 @@ def test_rules_revise_publishes_the_next_version_and_keeps_the_old(tmp_path):
     assert again["id"] == _json(revised)["id"]
     listed = _json(runner.invoke(app, ["rules", "list", "--store", store, "--json"]))
     assert [(r["name"], r["version"]) for r in listed] == [("rent-paid", 1), ("rent-paid", 2)]
+
+
+def _rent_closed(path) -> tuple[str, str]:
+    """An embedded store at ``path`` with the rent case's two closures and the grants; their ids."""
+    from gaf.store import GafStore
+    from tests.rentcase import authority, close_both
+
+    with GafStore.open(str(path)) as s:
+        c1, c2 = close_both(s)
+        authority(s)
+    return c1.closure.id, c2.closure.id
+
+
+def test_policy_decide_settles_an_exception_only_for_its_own_closure(tmp_path):
+    from datetime import datetime, timezone
+
+    from gaf.records import PolicyException
+    from gaf.store import GafStore
+    from tests.rentcase import RENT_JULY, ratified_allocation
+
+    store = tmp_path / "s.lbug"
+    first, second = _rent_closed(store)
+    with GafStore.open(str(store)) as s:
+        ratified = ratified_allocation(s, effective=datetime(2026, 8, 1, tzinfo=timezone.utc))
+        exception = PolicyException(policy=ratified.id, subject=RENT_JULY, closure=second, reason="outside rent-allocation@1",
+                                    raised_at=datetime(2026, 7, 26, tzinfo=timezone.utc))  # fmt: skip
+        s.put([exception])
+    decide = ["policy", "decide", "--by", "letting-agent", "--decision", "partial payment", "--reason", "900 of 1000 received",
+              "--settles", exception.id, "--store", str(store), "--json"]  # fmt: skip
+    wrong = runner.invoke(app, [*decide[:2], first, *decide[2:]])
+    assert wrong.exit_code == 2 and f"raised for {second}" in _json(wrong)["what"]
+    assert [e["id"] for e in _json(runner.invoke(app, ["policy", "queue", "--store", str(store), "--json"]))] == [exception.id]
+    settled = runner.invoke(app, [*decide[:2], second, *decide[2:]])
+    assert settled.exit_code == 0, settled.output
+    assert (_json(settled)["closure"], _json(settled)["settles"]) == (second, exception.id)
+    assert _json(runner.invoke(app, ["policy", "queue", "--store", str(store), "--json"])) == []
