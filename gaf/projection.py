@@ -142,7 +142,7 @@ def evaluate_claims(policy: Projection, claims: Iterable[Claim]) -> list[Evaluat
         for st in claim.statements:
             if not in_cone(policy, predicates, st.subject, st.predicate):
                 continue
-            prop = st.proposition()
+            prop = Proposition.shared(subject=st.subject, predicate=st.predicate, object=st.object, value=st.value, valid=st.valid)
             stated.setdefault(prop.id, (prop, []))[1].append((claim, st.polarity))
     return [_evaluate(policy, prop, said) for _, (prop, said) in sorted(stated.items())]
 

@@ -22,7 +22,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import Field, PositiveInt, PrivateAttr, ValidationError, model_validator
+from pydantic import BaseModel, Field, PositiveInt, PrivateAttr, ValidationError, model_validator
 
 from gaf.canonical import canonical_json, digest, kind_of
 from gaf.errors import IdMismatch, InvalidRecord, PayloadTooLarge, UnknownKind
@@ -56,7 +56,14 @@ def byte_limit(variable: str, default: int) -> int:
 
 
 _SHARED: dict[tuple[type, str], Any] = {}
-_SHARED_MAX = 200_000
+_SHARED_MAX = 50_000
+
+
+def _shared_key(value: Any) -> Any:
+    """How a nested model appears in a ``Record.shared`` key: tagged, so no string equals it."""
+    if isinstance(value, BaseModel):
+        return {"$model": type(value).__qualname__, **value.model_dump(mode="json")}
+    raise TypeError(f"no shared key for {type(value).__name__}")
 
 
 class Record(Value):
@@ -107,8 +114,12 @@ class Record(Value):
         Records are immutable, so a projection re-run many times over nearly the same
         claims (what-if, sway) can reuse the propositions, evaluations and facts it built
         before instead of validating and hashing them again. Keyed by the fields as
-        given; the cache is dropped whole when it grows past ``_SHARED_MAX`` entries."""
-        key = (cls, json.dumps(fields, sort_keys=True, default=repr))
+        given (nested models by their JSON, tagged); the cache is dropped whole when it
+        grows past ``_SHARED_MAX`` entries, so "once" is per cache generation."""
+        try:
+            key = (cls, json.dumps(fields, sort_keys=True, default=_shared_key))
+        except TypeError:
+            return cls(**fields)  # a field the key cannot spell out: build it afresh
         hit = _SHARED.get(key)
         if hit is None:
             if len(_SHARED) >= _SHARED_MAX:
@@ -324,7 +335,7 @@ class Statement(Value):
     polarity: Polarity = Polarity.affirmed
 
     def proposition(self) -> Proposition:
-        return Proposition.shared(subject=self.subject, predicate=self.predicate, object=self.object, value=self.value, valid=self.valid)
+        return Proposition(subject=self.subject, predicate=self.predicate, object=self.object, value=self.value, valid=self.valid)
 
 
 class Claim(Record):

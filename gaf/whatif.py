@@ -20,7 +20,7 @@ from typing import Any
 
 from gaf.errors import UnknownReference
 from gaf.derive import Ground, holds_grounds
-from gaf.projection import Evaluated, bind_head, cone_claims, evaluate_over, proposition_of
+from gaf.projection import Evaluated, bind_head, cone_claims, evaluate_over, ground_of, proposition_of
 from gaf.records import Claim, Closure, CompletenessDeclaration, Projection, Proposition, VerdictRules
 from gaf.store.base import GafStore
 from gaf.verdict import Judgement, judge, rule_params
@@ -149,7 +149,8 @@ def search(
     changes = _candidates(policy, rules, closure, claims, evaluated)
     report = WhatIf(closure.id, base.label, base.strength,
                     cone={"claims": len({c.claim.id for c in changes if c.kind == "retract"}),
-                          "unknown_premises": len(evaluated.unresolved), "closed_scopes": len(closure.completeness)},
+                          "unknown_premises": len(_all_unknown(rules, evaluated, closure.subject)),
+                          "closed_scopes": len(closure.completeness)},
                     interval=(base.low, base.high))  # fmt: skip
     deadline = clock() + seconds
     flipped_singles: set[int] = set()
@@ -204,6 +205,15 @@ def _unknown_premises(rules: VerdictRules, evaluated: Evaluated, subject: str) -
     return out
 
 
+def _all_unknown(rules: VerdictRules, evaluated: Evaluated, subject: str) -> list[Proposition]:
+    """The unknown premises, once each: those the projection left unresolved (with their valid
+    interval), then those only the verdict rules reach (an atom carries no interval)."""
+    by_ground = {ground_of(p): p for p in evaluated.unresolved}
+    for p in _unknown_premises(rules, evaluated, subject):
+        by_ground.setdefault(ground_of(p), p)
+    return sorted(by_ground.values(), key=lambda p: p.id)
+
+
 def _candidates(policy: Projection, rules: VerdictRules, closure: Closure, claims: list[Claim], evaluated: Evaluated) -> list[Change]:
     """The single changes of the cone, in a fixed order:
 
@@ -232,14 +242,12 @@ def _candidates(policy: Projection, rules: VerdictRules, closure: Closure, claim
 
     # The unknown premises: propositions the projection left unresolved, and the atoms the
     # verdict rules found unknown — including ones no claim mentions at all (open world).
-    unknown = {p.id: p for p in evaluated.unresolved}
-    for p in _unknown_premises(rules, evaluated, closure.subject):
-        unknown.setdefault(p.id, p)
-    for p in sorted(unknown.values(), key=lambda p: p.id):
+    unknown = _all_unknown(rules, evaluated, closure.subject)
+    for p in unknown:
         for polarity in ("affirmed", "denied"):
             add(p, polarity, f"settles the unknown {p.predicate} ({polarity})")
     for ev in sorted(evaluated.evaluations, key=lambda e: e.id):
-        if ev.outcome.value in ("accepted", "rejected") and ev.proposition not in unknown:
+        if ev.outcome.value in ("accepted", "rejected") and ev.proposition not in {p.id for p in unknown}:
             p = evaluated.propositions[ev.proposition]
             polarity = "denied" if ev.outcome.value == "accepted" else "affirmed"
             add(p, polarity, f"contests the {ev.outcome.value} {p.predicate}")

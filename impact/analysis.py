@@ -7,10 +7,12 @@ say *why* (the path from the trigger) and *how badly*: a fact that keeps another
 independent justification is only weakened; a GAF that loses a fact, and every
 closure, verdict and action on it, is invalidated.
 
-The walk is a breadth-first search run as Cypher in read transactions, one
-batched query per dependency relationship per level, so it costs a handful of
-indexed round trips whatever the fan-out. Limits on depth, count and time are
-explicit, and a report that hit one says so: impact is never truncated silently.
+The walk is a breadth-first search run as Cypher in one read transaction. On
+Neo4j the whole report is one statement (a pruning breadth-first expand over the
+dependency relationships, the edges among what it reached, and the sibling facts
+support counting needs); as-of questions, time limits and LadybugDB walk level by
+level, one batched statement per label per level. Limits on depth, count and time
+are explicit, and a report that hit one says so: impact is never truncated silently.
 """
 
 from __future__ import annotations
@@ -103,8 +105,14 @@ class Limits:
     count: int = 1_000_000
     seconds: float | None = None
 
+    def __post_init__(self) -> None:
+        if not (isinstance(self.depth, int) and self.depth >= 1 and isinstance(self.count, int) and self.count >= 1):
+            raise InvalidRecord(f"impact limits must be positive whole numbers, got depth={self.depth!r} count={self.count!r}")
+        if self.seconds is not None and not self.seconds > 0:
+            raise InvalidRecord(f"impact time limit must be positive, got {self.seconds!r} s")
 
-# ---------------------------------------------------------------------- the Cypher, one statement per edge kind
+
+# ---------------------------------------------------------------------- the Cypher
 
 
 def _incoming() -> dict[str, list[tuple[str, str]]]:
@@ -179,6 +187,8 @@ def walk(
     of the graph, even while writers append to it. ``required`` names a trigger that
     must exist in the store (checked in the same transaction).
     """
+    for rid in triggers:
+        kind_of(rid)  # a malformed id is a typed error before anything runs
     where = store.location
     return store._read(lambda tx: _walk(tx, store.dialect, triggers, trigger, as_of, limits, progress, required, where))
 
@@ -193,7 +203,8 @@ class _Expansion:
     edges: list[tuple[str, str, str]]
     cut: list[str]
     depth: int = 0
-    #: the triggers that exist in the store
+    #: the triggers found in the store (the at-once statement reports them; the level-wise
+    #: walk checks only the required one)
     found: set[str] = field(default_factory=set)
     #: for each fact reached, the justifications of its siblings (None: not read yet)
     siblings: dict[str, list[str]] | None = None
@@ -255,8 +266,9 @@ _ALL = "|".join(sorted(set(POSITIVE + NEGATIVE)))
 # its projection (for support counting) — the whole report in one round trip.
 _REACH = (
     "MATCH (t:{label}) WHERE t.id IN $ids "
-    "OPTIONAL MATCH (t)<-[:{rels}*1..{depth}]-(x) "
-    "WITH collect(DISTINCT t.id) AS found, collect(DISTINCT x) AS xs "
+    "WITH collect(t) AS ts "
+    "WITH [t IN ts | t.id] AS found, COLLECT {{ UNWIND ts AS t MATCH (t)<-[:{rels}*1..{depth}]-(x) "
+    "RETURN DISTINCT x LIMIT $cap }} AS xs "
     "CALL {{ WITH xs UNWIND xs AS x MATCH (x)-[r:{rels}]->(y) RETURN collect([y.id, x.id, type(r)]) AS rows }} "
     "CALL {{ WITH xs UNWIND xs AS f WITH f WHERE f:AcceptedFact "
     "MATCH (f)-[:STATES]->(:Proposition)<-[:STATES]-(g:AcceptedFact) WHERE g.id <> f.id AND g.projection = f.projection "
@@ -276,13 +288,13 @@ def _expand_at_once(tx: Tx, triggers: dict[str, Reason], limits: Limits) -> _Exp
     siblings: dict[str, set[str]] = defaultdict(set)
     for label, ids in _by_label(sorted(triggers)).items():
         cypher = _REACH.format(label=label, rels=_ALL, depth=limits.depth)
-        for got in tx.run(cypher, {"ids": ids}):
+        for got in tx.run(cypher, {"ids": ids, "cap": limits.count + 1}):
             found.update(got["found"])
             rows.update(tuple(row) for row in got["rows"])
             for fact, justification in got["siblings"]:
                 siblings[fact].add(justification)
     if len({rid for _, rid, _ in rows} | set(triggers)) > limits.count:
-        return None
+        return None  # the statement stopped at count + 1 records: the level-wise walk says where
     by_target: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for row in rows:
         by_target[row[0]].append(row)
@@ -307,10 +319,9 @@ def _walk(
         expanded = _expand_at_once(tx, triggers, limits)
     if expanded is None:
         if required is not None and not _lookup(tx, dialect, _EXISTS[label_of(_kind(required))], [required]):
-            expanded = _Expansion.start({})  # reported below
-        else:
-            expanded = _expand_by_level(tx, dialect, triggers, stamp, limits, progress)
-            expanded.found = set(triggers)
+            raise UnknownReference(f"no {_kind(required)} {required} in {where}")
+        expanded = _expand_by_level(tx, dialect, triggers, stamp, limits, progress)
+        expanded.found = {required} if required is not None else set()
     elif progress:
         progress(len(expanded.parent), expanded.depth)
     if required is not None and required not in expanded.found:
@@ -341,7 +352,8 @@ _RANK = {kind: rank for rank, kind in enumerate(REPORTED)}
 
 
 def _kind(rid: str) -> str:
-    # The walk only meets ids read back from the store (checked on the way in): no regex.
+    # Trigger ids are checked by kind_of when the walk starts; the rest are read back from
+    # the store: no regex needed.
     return rid[: rid.index(":")]
 
 

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import impact
+from gaf.errors import InvalidRecord
 from gaf.canonical import kind_of
 from gaf.ledger import ingest
 from gaf.projection import evaluate, project
@@ -267,7 +268,7 @@ def test_random_graphs_agree_with_an_independent_walk_on_neo4j(neo4j_store, data
 
 
 def test_an_unknown_or_mistyped_trigger_is_a_typed_error_that_names_it(store):
-    from gaf.errors import InvalidRecord, UnknownReference
+    from gaf.errors import UnknownReference
 
     load(store)
     missing = "source:" + "0" * 64
@@ -277,3 +278,26 @@ def test_an_unknown_or_mistyped_trigger_is_a_typed_error_that_names_it(store):
         impact.source_invalidated(store, missing, limits=impact.analysis.Limits(seconds=60))
     with pytest.raises(InvalidRecord, match="is not a claim id"):
         impact.claim_retracted(store, missing)
+
+
+def test_the_one_statement_walk_is_planned_as_a_pruning_breadth_first_expand(neo4j_store):
+    # The speed of impact on Neo4j (and its immunity to diamond-shaped graphs) rests on this plan.
+    neo4j_store.init()
+    cypher = impact.analysis._REACH.format(label="Source", rels=impact.analysis._ALL, depth=64)
+    with neo4j_store._driver.session(database=neo4j_store.database) as session:
+        plan = session.run("EXPLAIN " + cypher, {"ids": ["source:x"], "cap": 10}).consume().plan
+
+    def operators(node) -> list[str]:
+        return [node["operatorType"], *(op for child in node.get("children", []) for op in operators(child))]
+
+    assert any(op.startswith("VarLengthExpand(Pruning") for op in operators(plan)), operators(plan)
+
+
+def test_a_count_limit_cuts_the_one_statement_walk_and_says_so(store):
+    close_both(store)
+    (ledger,) = store.find("source", key="bank-ledger")
+    full = impact.source_invalidated(store, ledger.id)
+    cut = impact.source_invalidated(store, ledger.id, limits=impact.analysis.Limits(count=3))
+    assert full.complete and not cut.complete and "count limit 3" in cut.cut[0]
+    with pytest.raises(InvalidRecord):
+        impact.analysis.Limits(depth=0)

@@ -105,3 +105,18 @@ def test_gaf_members_are_sorted_so_order_never_changes_the_hash():
 def test_json_schema_covers_every_kind():
     schema = json_schema()
     assert {cls.__name__ for cls in RECORD_TYPES.values()} <= set(schema["$defs"])
+
+
+def test_shared_records_are_built_once_and_never_confused_with_other_fields():
+    from pydantic import ValidationError
+
+    from gaf.records import Proposition
+    from gaf.types import Interval
+
+    valid = Interval(start="2026-07-01", end="2026-08-01")
+    first = Proposition.shared(subject="s:1", predicate="p", valid=valid)
+    assert Proposition.shared(subject="s:1", predicate="p", valid=valid) is first
+    assert first == Proposition(subject="s:1", predicate="p", valid=valid)
+    assert Proposition.shared(subject="s:1", predicate="p", value=1).id != Proposition.shared(subject="s:1", predicate="p", value=True).id
+    with pytest.raises(ValidationError):  # a string spelling the interval is still validated, not served from the cache
+        Proposition.shared(subject="s:1", predicate="p", valid=repr(valid))

@@ -243,7 +243,7 @@ def _put_in(tx: Tx, items: dict[int, Record], failed: list[ItemError], mode: Mod
         # Rebuild from the surviving items, so a refused claim leaves no orphan propositions.
         survivors = [r for r in given if r.id not in bad and r.id not in present]
         new = {rid: r for rid, r in _expand(survivors).items() if rid not in present}
-    _create(tx, list(new.values()), at, _inherited_times(given))
+    _create(tx, list(new.values()), at, _inherited_times(list(new.values())))
     report.written = [r.id for r in given if r.id in new]
     return report
 
