@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from gaf.errors import GafError, UnknownReference
+from gaf.errors import GafError, InvalidRecord, UnknownReference
 from gaf.records import (
     Action,
     ActionPolicy,
@@ -112,9 +112,11 @@ def act(
     compensates: str | None = None,
     waiver: str | None = None,
     executor: Executor | None = None,
+    reason: str = "",
 ) -> Acted:
     """Check, record and execute one action; the same request again returns the first.
 
+    ``reason`` says why it is requested and is kept on its ``requested`` status.
     Raises ActionRefused, naming the check that failed, before anything is written.
     """
     action = Action(
@@ -127,7 +129,7 @@ def act(
         return _repeat(store, action, earlier[0])  # type: ignore[arg-type]
     _check(store, action, at)
     statuses = [
-        ActionStatus(action=action.id, status=ActionStatusName.requested, at=at),
+        ActionStatus(action=action.id, status=ActionStatusName.requested, at=at, reason=reason),
         ActionStatus(action=action.id, status=ActionStatusName.authorised, at=at, reason=f"under grant {grant}"),
     ]
     report = store.put([action, *statuses], at=at)
@@ -163,7 +165,12 @@ def compensate(
     store: GafStore, action_id: str, *, authorised_by: str, grant: str, policy: str, idempotency_key: str,
     at: datetime, reason: str, executor: Executor | None = None,
 ) -> Acted:  # fmt: skip
-    """Undo a mistaken effect with a new action that points at it; the original is never edited."""
+    """Undo a mistaken effect with a new action that points at it; the original is never edited.
+
+    The reason is kept on the compensating action's ``requested`` status, so the record says what went wrong.
+    """
+    if not reason.strip():
+        raise InvalidRecord("a compensation needs a reason", hint="say what was wrong with the effect it undoes")
     original = store.get(action_id)
     if not isinstance(original, Action):
         raise UnknownReference(f"no action {action_id}")
@@ -173,7 +180,7 @@ def compensate(
     return act(
         store, verdict=original.verdict, action_kind=f"compensate:{original.action_kind}", subject=original.subject,
         object=original.object, authorised_by=authorised_by, grant=grant, policy=policy, amount=original.amount,
-        idempotency_key=idempotency_key, compensates=action_id, at=at, executor=executor,
+        idempotency_key=idempotency_key, compensates=action_id, at=at, executor=executor, reason=reason,
     )  # fmt: skip
 
 

@@ -867,9 +867,49 @@ def act_(
                 policy=_versioned(s, policy, "action_policy").id, idempotency_key=key, at=_when(at), amount=amount,
                 waiver=waiver, executor=actions.WebhookExecutor(webhook) if webhook else None,
             )  # fmt: skip
-        _emit(as_json, done.to_dict(), lambda: out.print(
-            f"{done.status.status.value}: {done.action.id}" + ("" if done.effect else " (no new effect: this key was used before)"),
-            highlight=False))  # fmt: skip
+        _emit(as_json, done.to_dict(), lambda: _print_acted(done))
+
+    _run(as_json, work)
+
+
+def _print_acted(done: Any, what: str = "") -> None:
+    out.print(f"{done.status.status.value}: {done.action.id}{what}" + ("" if done.effect else " (no new effect: this key was used before)"),
+              highlight=False)  # fmt: skip
+
+
+@app.command()
+def compensate(
+    action_id: Annotated[str, typer.Argument(help="The executed action whose effect was a mistake.")],
+    by: Annotated[str, typer.Option("--by", help="Key or id of the agent who authorises the compensation.")],
+    grant: Annotated[str, typer.Option(help="The grant id it acts under (for the original kind or compensate:KIND).")],
+    policy: Annotated[str, typer.Option(help="The action policy: NAME or NAME@VERSION.")],
+    key: Annotated[str, typer.Option("--key", help="Idempotency key: the same key never causes a second effect.")],
+    reason: Annotated[str, typer.Option(help="What was wrong with the effect it undoes.")],
+    webhook: Annotated[Optional[str], typer.Option(help="Execute by POSTing to this URL (default: record only).")] = None,
+    at: Annotated[Optional[str], typer.Option(help="When the compensation is requested (ISO 8601); default now.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Undo an executed action's effect with a new action that points at it; the original is never edited.
+
+    The original's status becomes compensated. Exit code 5 when a check refuses it (an
+    action not executed, a grant that does not cover it); nothing is executed or written.
+
+    [b]Examples[/b]
+
+      gaf compensate action:6b78… --by letting-agent --grant grant:… --policy rent-actions \\
+          --key july-allocation-request-undo --reason "claim E settled the allocation"
+    """
+    from gaf import actions
+
+    def work() -> None:
+        with GafStore.open(store) as s:
+            done = actions.compensate(
+                s, action_id, authorised_by=resolve_key(s, by, ("agent",), {}, "--by"), grant=grant,
+                policy=_versioned(s, policy, "action_policy").id, idempotency_key=key, at=_when(at), reason=reason,
+                executor=actions.WebhookExecutor(webhook) if webhook else None,
+            )  # fmt: skip
+        _emit(as_json, done.to_dict(), lambda: _print_acted(done, f" compensates {action_id}"))
 
     _run(as_json, work)
 

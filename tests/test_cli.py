@@ -76,7 +76,8 @@ def test_wrong_neo4j_credentials_are_named(neo4j_store, monkeypatch):
 
 def test_every_command_has_help_with_examples():
     for command in ("init", "schema", "ingest", "show", "list", "stats", "project", "close", "verdict", "replay", "impact source",
-                    "act", "history", "reopen new-claim", "policy sway", "export prov", "query"):
+                    "act", "compensate", "history", "reopen new-claim", "policy sway", "policy decide", "rules revise", "export prov",
+                    "query"):  # fmt: skip
         result = runner.invoke(app, [*command.split(), "--help"])
         assert result.exit_code == 0 and "Examples" in result.stdout, command
 
@@ -220,3 +221,27 @@ def test_policy_decide_settles_an_exception_only_for_its_own_closure(tmp_path):
     assert settled.exit_code == 0, settled.output
     assert (_json(settled)["closure"], _json(settled)["settles"]) == (second, exception.id)
     assert _json(runner.invoke(app, ["policy", "queue", "--store", str(store), "--json"])) == []
+
+
+def test_compensate_undoes_an_executed_action_with_a_new_one_that_keeps_the_reason(tmp_path):
+    from gaf.actions import latest_status, statuses
+    from gaf.store import GafStore
+
+    store = str(tmp_path / "s.lbug")
+    _, second = _rent_closed(store)
+    with GafStore.open(store, read_only=True) as s:
+        verdict = s.find("verdict", closure=second)[0].id
+        grant = next(g.id for g in s.find("grant") if g.action_kind == "receipt")
+    common = ["--by", "letting-agent", "--grant", grant, "--policy", "rent-actions", "--store", store, "--json"]
+    sent = _json(runner.invoke(app, ["act", verdict, "--kind", "receipt", "--subject", "rent:lease-17/2026-07", "--key", "r", *common]))
+    original = sent["action"]["id"]
+    blank = runner.invoke(app, ["compensate", original, "--key", "undo", "--reason", " ", *common])
+    assert blank.exit_code == 2 and "needs a reason" in _json(blank)["what"]
+    undo = runner.invoke(app, ["compensate", original, "--key", "undo", "--reason", "sent to the wrong address", *common])
+    assert undo.exit_code == 0, undo.output
+    assert (_json(undo)["action"]["compensates"], _json(undo)["effect"]) == (original, True)
+    with GafStore.open(store, read_only=True) as s:
+        assert latest_status(s, original).status == "compensated"
+        assert statuses(s, _json(undo)["action"]["id"])[0].reason == "sent to the wrong address"
+    again = runner.invoke(app, ["compensate", original, "--key", "undo-again", "--reason", "twice", *common])
+    assert again.exit_code == 5 and "is compensated, not executed" in _json(again)["what"]
