@@ -1272,7 +1272,7 @@ def export_prov(
 ) -> None:
     """Export W3C PROV: PROV-O through rdflib, PROV-N/JSON/XML through prov, from one mapping.
 
-    The summary (on stderr) carries the RDFC-1.0 canonical hash of the exported RDF.
+    The summary, one line of JSON on stderr, carries the RDFC-1.0 canonical hash of the exported RDF.
 
     [b]Examples[/b]
 
@@ -1300,7 +1300,7 @@ def export_prov(
                 result, text = prov_export.export(records, fmt, out_path, base=base)
         if text is not None:
             sys.stdout.write(text)
-        err.print(json.dumps(result.to_dict()), highlight=False)
+        sys.stderr.write(json.dumps(result.to_dict()) + "\n")  # one line for machines, never wrapped at the terminal's width
 
     _run(False, work)
 

@@ -245,3 +245,17 @@ def test_compensate_undoes_an_executed_action_with_a_new_one_that_keeps_the_reas
         assert statuses(s, _json(undo)["action"]["id"])[0].reason == "sent to the wrong address"
     again = runner.invoke(app, ["compensate", original, "--key", "undo-again", "--reason", "twice", *common])
     assert again.exit_code == 5 and "is compensated, not executed" in _json(again)["what"]
+
+
+def test_export_prov_summary_is_one_json_line_on_a_narrow_terminal(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    store = str(tmp_path / "s.lbug")
+    first, _ = _rent_closed(store)
+    result = subprocess.run([sys.executable, "-m", "gaf", "export", "prov", "--closure", first, "--format", "nt",
+                             "--out", str(tmp_path / "july.nt"), "--store", store],
+                            capture_output=True, text=True, env={**os.environ, "COLUMNS": "40"}, check=True)  # fmt: skip
+    summary = json.loads(result.stderr)
+    assert summary["triples"] > 0 and len(summary["canonical_hash"]) == 64
