@@ -5,9 +5,10 @@ point: in the middle of a transaction whose statements have all run but which is
 not committed. ``--pause-at N`` gives it that point without touching the store's
 code: the N-th write transaction of the process runs its statements, then the
 process writes ``paused`` into the signal directory and waits for ``go`` (or for
-the kill) before it lets the transaction commit.
+the kill) before it lets the transaction commit. ``--pause-before N`` stops it at
+the start of that transaction instead, before any statement is sent.
 
-    python -m tests.workers [--pause-at N --signal DIR] ingest FILE [gaf ingest options]
+    python -m tests.workers [--pause-at|--pause-before N --signal DIR] ingest FILE [gaf ingest options]
     python -m tests.workers [--pause-at N --signal DIR] accept STORE GROUP
     python -m tests.workers ingest-accept STORE FILE GROUP START_FILE
 
@@ -79,27 +80,32 @@ def duplicated(store: GafStore) -> int:
 # ---------------------------------------------------------------------- the pause
 
 
-def pause_writes(at: int, signal: Path, timeout: float = 120.0) -> None:
-    """Make the ``at``-th write transaction of this process stop before its commit until told."""
+def pause_writes(at: int, signal: Path, *, before: bool = False, timeout: float = 120.0) -> None:
+    """Make the ``at``-th write transaction of this process stop until told: before its commit
+    (its statements all run), or with ``before`` at its start (nothing run yet)."""
     from gaf.store.ladybug import LadybugStore
     from gaf.store.neo4j import Neo4jStore
 
     seen = [0]
 
-    def hold(out: Any) -> Any:
+    def hold() -> None:
         seen[0] += 1
         if seen[0] == at:
             (signal / "paused").write_text(str(at))
             deadline = time.monotonic() + timeout
             while not (signal / "go").exists() and time.monotonic() < deadline:
                 time.sleep(0.05)
-        return out
+
+    def held(work: Callable) -> Callable:
+        if before:
+            return lambda tx: (hold(), work(tx))[1]
+        return lambda tx: (out := work(tx), hold(), out)[2]
 
     for cls in (Neo4jStore, LadybugStore):
         original: Callable = cls._write
 
         def _write(self, work, _original=original):  # type: ignore[no-untyped-def]
-            return _original(self, lambda tx: hold(work(tx)))
+            return _original(self, held(work))
 
         cls._write = _write  # type: ignore[method-assign]
 
@@ -137,8 +143,8 @@ def main(argv: list[str]) -> int:
 
 
 def _command(argv: list[str]) -> int:
-    if argv[:1] == ["--pause-at"]:
-        pause_writes(int(argv[1]), Path(argv[3]))
+    if argv[:1] in (["--pause-at"], ["--pause-before"]):
+        pause_writes(int(argv[1]), Path(argv[3]), before=argv[0] == "--pause-before")
         argv = argv[4:]
     command, args = argv[0], argv[1:]
     if command == "ingest":
