@@ -420,7 +420,7 @@ def project(
     reviewer: Annotated[str, typer.Option(help="Key or id of the agent the acceptance is recorded under.")],
     as_of: Annotated[Optional[str], typer.Option(help="Transaction time to project as of (ISO 8601); default now.")] = None,
     auto_accept_at: Annotated[float, typer.Option(help="Accept candidates at or above this confidence; route the rest.")] = 1.0,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate and show the candidates; write nothing.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate and show the candidates; open the store read-only and write nothing.")] = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -436,7 +436,7 @@ def project(
         now = datetime.now(timezone.utc)
         when = to_instant(as_of) if as_of else now
         policy_name, _, version = name.partition("@")
-        with GafStore.open(store) as s:
+        with GafStore.open(store, read_only=dry_run) as s:  # a dry run reads, so it runs beside another process's writes
             policy = policies.get(s, policy_name, int(version) if version else None)
             who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
             if dry_run:

@@ -259,3 +259,26 @@ def test_export_prov_summary_is_one_json_line_on_a_narrow_terminal(tmp_path):
                             capture_output=True, text=True, env={**os.environ, "COLUMNS": "40"}, check=True)  # fmt: skip
     summary = json.loads(result.stderr)
     assert summary["triples"] > 0 and len(summary["canonical_hash"]) == 64
+
+
+def test_a_dry_run_opens_the_embedded_store_read_only_and_writes_nothing(tmp_path):
+    import subprocess
+    import sys
+
+    store = str(tmp_path / "s.lbug")
+    runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", store])
+    runner.invoke(app, ["policy", "add", str(RENT / "policy.yaml"), "--store", store])
+    before = _json(runner.invoke(app, ["stats", "--store", store, "--json"]))["counts"]
+    writer = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom gaf.store import GafStore\n"
+                               f"s = GafStore.open({store!r})\nprint('open', flush=True)\ntime.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert writer.stdout.readline().strip() == "open"
+        dry = runner.invoke(app, ["project", "rent-delinquency", "--reviewer", "registry-clerk", "--as-of", "2026-07-15",
+                                  "--dry-run", "--store", store, "--json"])  # fmt: skip
+    finally:
+        writer.kill()
+        writer.wait()
+    assert dry.exit_code == 0, dry.output
+    assert _json(dry)["written"] is False and _json(dry)["accepted"]
+    assert _json(runner.invoke(app, ["stats", "--store", store, "--json"]))["counts"] == before
