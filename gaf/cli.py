@@ -32,7 +32,6 @@ from gaf.types import to_instant
 
 app = typer.Typer(
     name="gaf",
-    help="Claims → Projection → Graph of Accepted Facts → Closure → Verdict → Action → Reopen.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="rich",
@@ -42,7 +41,7 @@ err = Console(stderr=True)
 
 StoreOpt = Annotated[
     Optional[str],
-    typer.Option("--store", "-s", help="Bolt URI (neo4j://, bolt://) or embedded store path; default $GAF_STORE or .gaf/store.lbug"),
+    typer.Option("--store", "-s", help="Bolt URI (neo4j://, bolt://) or embedded store path; default $GAF_STORE (never $NEO4J_URI), else .gaf/store.lbug"),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of tables.")]
 
@@ -93,7 +92,12 @@ def _version(value: bool) -> None:
 def _root(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
 ) -> None:
-    """Claims → Projection → Graph of Accepted Facts → Closure → Verdict → Action → Reopen."""
+    """Claims → Projection → Graph of Accepted Facts → Closure → Verdict → Action → Reopen.
+
+    The store is --store, else $GAF_STORE, else the embedded file .gaf/store.lbug. gaf does
+    not read $NEO4J_URI: to use that Neo4j, set GAF_STORE=$NEO4J_URI (the credentials come
+    from $NEO4J_USER and $NEO4J_PASSWORD).
+    """
 
 
 @app.command()
@@ -898,7 +902,7 @@ def compensate(
     [b]Examples[/b]
 
       gaf compensate action:6b78… --by letting-agent --grant grant:… --policy rent-actions \\
-          --key july-allocation-request-undo --reason "claim E settled the allocation"
+          --key july-allocation-request-withdrawn --reason "claim E settled the allocation"
     """
     from gaf import actions
 

@@ -282,3 +282,14 @@ def test_a_dry_run_opens_the_embedded_store_read_only_and_writes_nothing(tmp_pat
     assert dry.exit_code == 0, dry.output
     assert _json(dry)["written"] is False and _json(dry)["accepted"]
     assert _json(runner.invoke(app, ["stats", "--store", store, "--json"]))["counts"] == before
+
+
+def test_neo4j_uri_alone_keeps_the_embedded_default_and_help_says_how_to_select_it(monkeypatch):
+    from gaf.store import store_target
+
+    monkeypatch.delenv("GAF_STORE", raising=False)
+    monkeypatch.setenv("NEO4J_URI", "bolt://127.0.0.1:1")
+    assert store_target() == ".gaf/store.lbug"
+    top = runner.invoke(app, ["--help"], env={"COLUMNS": "200"})
+    assert "GAF_STORE=$NEO4J_URI" in top.stdout
+    assert "never $NEO4J_URI" in runner.invoke(app, ["stats", "--help"], env={"COLUMNS": "200"}).stdout
