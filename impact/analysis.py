@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from gaf.actions import status_order
 from gaf.canonical import kind_of
 from gaf.errors import InvalidRecord, UnknownReference
 from gaf.records import AcceptedFact, ActionStatus, Claim, CompletenessDeclaration, Record, parse_body
@@ -415,19 +416,27 @@ def _siblings(tx: Tx, dialect: str, facts: list[str], stamp: str | None) -> dict
 _EXISTS = {label: f"MATCH (t:{label} {{{{id: {{ID}}}}}}) RETURN collect([t.id]) AS rows" for label in graph_schema().nodes}
 
 # The statuses recorded for some actions.
-_STATUSES = "MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action {{id: {ID}}}) RETURN collect([a.id, s.id, s.body]) AS rows"
+_STATUSES = "MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action {{id: {ID}}}) RETURN collect([a.id, s.id, s.body, a.compensates]) AS rows"
 
 
 def _executed_actions(tx: Tx, dialect: str, actions: list[str], stamp: str | None) -> list[str]:
+    """The affected actions whose effect stands (latest status, as of the stamp, is executed):
+    not those already compensated, and not the compensations themselves — undoing an effect
+    of a decision now in doubt needs no undoing."""
     if not actions:
         return []
-    executed = set()
-    for action, status_id, body in _lookup(tx, dialect, _STATUSES, actions):
+    latest: dict[str, ActionStatus] = {}
+    for action, status_id, body, compensates in _lookup(tx, dialect, _STATUSES, actions):
+        if compensates:
+            continue
         status = parse_body(body, status_id)
         assert isinstance(status, ActionStatus)
-        if status.status == "executed" and (stamp is None or format_instant(status.at) <= stamp):
-            executed.add(action)
-    return sorted(executed)
+        if stamp is not None and format_instant(status.at) > stamp:
+            continue
+        seen = latest.get(action)
+        if seen is None or status_order(status) > status_order(seen):
+            latest[action] = status
+    return sorted(a for a, status in latest.items() if status.status == "executed")
 
 
 # ---------------------------------------------------------------------- the questions

@@ -61,6 +61,25 @@ def test_an_executed_action_on_an_affected_verdict_is_flagged_for_compensation(s
     assert report.to_compensate == [done.action.id]
 
 
+def test_a_compensated_action_and_its_compensation_need_no_further_compensation(store):
+    from datetime import timedelta
+
+    from gaf.actions import act, compensate
+    from tests.rentcase import authority
+
+    _, c2 = close_both(store)
+    ids = authority(store)
+    done = act(store, verdict=c2.verdict.id, action_kind="receipt", subject="rent:lease-17/2026-07", authorised_by=ids["agent"],
+               grant=ids["grant:receipt"], policy=ids["policy"], idempotency_key="k1", at=AFTER_E)  # fmt: skip
+    undo = compensate(store, done.action.id, authorised_by=ids["agent"], grant=ids["grant:receipt"], policy=ids["policy"],
+                      idempotency_key="undo-k1", at=AFTER_E + timedelta(days=1), reason="sent to the wrong address")  # fmt: skip
+    report = impact.source_invalidated(store, _bank(store))
+    assert {done.action.id, undo.action.id} <= set(report.by_id())  # both rest on the invalidated verdict
+    assert report.to_compensate == []
+    before = impact.source_invalidated(store, _bank(store), as_of=AFTER_E + timedelta(hours=1))
+    assert before.to_compensate == [done.action.id]  # as it stood before the compensation
+
+
 def test_as_of_answers_for_the_graph_as_it_stood_then(store):
     c1, c2 = close_both(store)
     then = impact.source_invalidated(store, _bank(store), as_of=datetime(2026, 7, 16, tzinfo=U))
