@@ -399,6 +399,6 @@ def test_fuzzed_queries_get_typed_errors_and_write_nothing(fuzz_store, text):
 def test_fuzz_figures():
     """Runs last in this file: the numbers of fuzzed inputs per parser, for docs/reliability.md."""
     if not Tally.counts:
-        pytest.skip("no fuzz test ran in this session")
+        pytest.skip(reason="no fuzz test ran in this session")
     record("fuzzing", examples={k: v[0] for k, v in sorted(Tally.counts.items())},
            refused={k: v[1] for k, v in sorted(Tally.counts.items())}, other_exceptions=0, records_written_by_refusals=0)  # fmt: skip

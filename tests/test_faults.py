@@ -125,9 +125,9 @@ class DedicatedNeo4j:
 def server(tmp_path_factory) -> Iterator[DedicatedNeo4j]:
     lib = _fetched_lib()
     if not _java():
-        pytest.skip("the fault tests run a Neo4j of their own and need Java 17 or 21 (JAVA_HOME or java on PATH)")
+        pytest.skip(reason="the fault tests run a Neo4j of their own and need Java 17 or 21 (JAVA_HOME or java on PATH)")
     if lib is None and not shutil.which("mvn"):
-        pytest.skip("the fault tests run a Neo4j of their own: no fetched jars (.neo4j/lib) and no Maven to fetch them")
+        pytest.skip(reason="the fault tests run a Neo4j of their own: no fetched jars (.neo4j/lib) and no Maven to fetch them")
     home = tmp_path_factory.mktemp("neo4j-faults")
     if lib is not None:
         # The jars, not a copy: links to the suite server's lib/ (125 MB that need not be fetched twice).
