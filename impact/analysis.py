@@ -28,7 +28,7 @@ from gaf.actions import status_order
 from gaf.canonical import kind_of
 from gaf.errors import InvalidRecord, UnknownReference
 from gaf.records import AcceptedFact, ActionStatus, Claim, CompletenessDeclaration, Record, parse_body
-from gaf.store.base import GafStore, Tx
+from gaf.store.base import STATEMENT_ROWS, GafStore, Tx, _chunks
 from gaf.store.schema import graph_schema, label_of
 from gaf.types import Interval, format_instant
 
@@ -160,8 +160,8 @@ def _lookup(tx: Tx, dialect: str, template: str, ids: list[str], params: dict[st
         return [row for rid in ids for got in tx.run(single, {"id": rid, **extra}) for row in got["rows"]]
     batched = "UNWIND $ids AS i " + template.format(ID="i")
     out: list[list[Any]] = []
-    for start in range(0, len(ids), 5000):
-        for got in tx.run(batched, {"ids": ids[start : start + 5000], **extra}):
+    for chunk in _chunks(ids, STATEMENT_ROWS):
+        for got in tx.run(batched, {"ids": list(chunk), **extra}):
             out.extend(got["rows"])
     return out
 
