@@ -11,92 +11,16 @@ or denied, arriving at the closure's as-of) about any base predicate.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from gaf.records import GAF, Agent, Claim, Closure, Projection, Source, VerdictRules
+from gaf.records import Claim
 from gaf.whatif import Change, _apply, _judge, search
-
-AT = datetime(2026, 7, 15, tzinfo=timezone.utc)
-SUBJECT = "case:1"
-BASE = ("p0", "p1", "p2", "p3")
-OBSERVER = Agent(key="observer", name="observer", agent_type="software").id
-SOURCES = [Source(key=f"s{i}", name=f"source {i}").id for i in range(2)]
-VALID = {"start": "2026-07-01", "end": "2026-08-01"}
-
-
-def _statement(predicate: str, polarity: str) -> dict:
-    return {"subject": SUBJECT, "predicate": predicate, "polarity": polarity, "valid": VALID}
-
-
-def _claim(source: str, predicate: str, polarity: str, n: int | None) -> Claim:
-    # Stored claims were seen before the closure's as-of; added ones arrive at it, as the
-    # search's hypotheses do (when a source speaks can decide which of its words counts).
-    seen = AT if n is None else AT - timedelta(hours=1 + n)
-    return Claim(source=source, observer=OBSERVER, observed_at=seen, recorded_at=seen,
-                 transformation="api_export", statements=[_statement(predicate, polarity)])  # fmt: skip
-
-
-@st.composite
-def literal(draw, predicates, var: str) -> str:
-    negated = draw(st.booleans())
-    return f"{'not ' if negated else ''}{draw(st.sampled_from(predicates))}({var})"
-
-
-@st.composite
-def case(draw):
-    # The first source is authoritative for some predicates; the second may state any of them.
-    trust = [{"source": SOURCES[0], "predicates": sorted(draw(st.sets(st.sampled_from(BASE), min_size=1))), "authoritative": True},
-             {"source": SOURCES[1], "predicates": list(BASE)}]  # fmt: skip
-    closed = sorted(draw(st.sets(st.sampled_from(BASE), max_size=2)))
-    completeness = [{"source": SOURCES[0], "predicate": p, "subject": "case:*", "valid": VALID, "as_of": "2026-07-10T00:00:00Z"}
-                    for p in closed]  # fmt: skip
-    derived = []
-    for k in range(draw(st.integers(0, 2))):
-        body = draw(st.lists(literal(BASE, "?R"), min_size=1, max_size=2))
-        if all(b.startswith("not ") for b in body):
-            body = [body[0].removeprefix("not "), *body[1:]]  # a rule needs a positive literal to bind ?R
-        derived.append({"name": f"d{k}", "version": 1, "head": f"d{k}(?R)", "when": body})
-    policy = Projection(name="random", version=1, question="q", completeness=completeness, trust=trust,
-                        derivation_rules=derived, conclusions=[d["name"] for d in derived])  # fmt: skip
-    premises = (*BASE, *(d["name"] for d in derived))
-    rules = []
-    for k in range(draw(st.integers(1, 3))):
-        role = "warrant" if k == 0 else draw(st.sampled_from(["warrant", "rebuttal", "defeater"]))
-        condition = draw(st.lists(literal(premises, "?subject"), min_size=1, max_size=2))
-        if all(c.startswith("not ") for c in condition):
-            condition = [condition[0].removeprefix("not "), *condition[1:]]
-        rule = {"name": f"r{k}", "role": role, "condition": condition, "qualifier": draw(st.sampled_from([0.5, 1.0]))}
-        if role == "defeater":
-            rule["strength"] = "defeater"
-        rules.append(rule)
-    attackers = [r["name"] for r in rules if r["role"] != "warrant"]
-    warrants = [r["name"] for r in rules if r["role"] == "warrant"]
-    defeats = [{"attacker": a, "attacked": w} for a in attackers for w in warrants if draw(st.booleans())]
-    verdict_rules = VerdictRules(name="random", version=1, conclusion="c", rules=rules, defeats=defeats,
-                                 bands=[{"label": "yes", "low": 0.25, "high": 1}, {"label": "no", "low": -1, "high": -0.25}])  # fmt: skip
-    claims = []
-    for n, (source, predicate, polarity) in enumerate(
-        draw(st.lists(st.tuples(st.sampled_from(SOURCES), st.sampled_from(BASE), st.sampled_from(["affirmed", "denied"])),
-                      max_size=4, unique=True))):  # fmt: skip
-        claims.append(_claim(source, predicate, polarity, n))
-    gaf = GAF(projection=policy.id, facts=[])
-    closure = Closure(question="q", subject=SUBJECT, as_of=AT, gaf=gaf.id, completeness=[d.id for d in policy.completeness],
-                      projection=policy.id, projection_version=1, implementation=policy.implementation,
-                      rules=verdict_rules.id, rules_version=1, engine="gaf-hcategoriser/1", closed_at=AT)  # fmt: skip
-    return policy, verdict_rules, claims, closure
+from tests.worlds import additions, world
 
 
 def _universe(claims: list[Claim]) -> list[Change]:
     """Every single change the brute force tries: each retraction, each possible added claim."""
-    out = [Change("retract", c, "brute force") for c in claims]
-    for source in SOURCES:
-        for predicate in BASE:
-            for polarity in ("affirmed", "denied"):
-                out.append(Change("add", _claim(source, predicate, polarity, None), "brute force"))
-    return out
+    return [Change("retract", c, "brute force") for c in claims] + [Change("add", c, "brute force") for c in additions()]
 
 
 def _effect(change: Change) -> tuple:
@@ -108,7 +32,7 @@ def _effect(change: Change) -> tuple:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case())
+@given(world())
 def test_every_finding_moves_the_verdict_and_no_flipping_single_change_is_missed(drawn):
     policy, rules, claims, closure = drawn
     report = search(policy, rules, claims, closure, max_size=1, seconds=600)
