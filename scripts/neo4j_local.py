@@ -12,7 +12,7 @@ as NEO4J_HOME: lib/, conf/, data/, logs/, run/ (pid, port, password), tmp/.
 
 CLI:   python scripts/neo4j_local.py start|stop|status|env|fetch
        eval "$(python scripts/neo4j_local.py env)"
-Import: fetch(), start() -> dict, stop(), status() -> dict
+Import: fetch(), start() -> dict, stop(pid=None), status() -> dict
 
        python scripts/neo4j_local.py admin ARGS…   (neo4j-admin on this home,
        e.g. `admin database import full …` while the server is stopped)
@@ -418,12 +418,18 @@ def start() -> dict:
     return info
 
 
-def stop() -> None:
-    """SIGTERM our server, give it time to check-point, then SIGKILL."""
-    pid = running_pid()
+def stop(pid: int | None = None) -> None:
+    """SIGTERM our server, give it time to check-point, then SIGKILL.
+
+    pid is the server to stop, as start() returned it, so that a test session stops
+    the server it started and no other; without it, the one in the pid file.
+    """
+    wanted = pid
+    pid = running_pid() if wanted is None else (wanted if _is_our_server(wanted) else None)
     if not pid:
-        log("Neo4j is not running")
-        PID_FILE.unlink(missing_ok=True)
+        log("Neo4j is not running" if wanted is None else f"Neo4j (pid {wanted}) is not running")
+        if wanted is None or _read_int(PID_FILE) == wanted:
+            PID_FILE.unlink(missing_ok=True)
         return
     log(f"stopping Neo4j (pid {pid})…")
     os.kill(pid, signal.SIGTERM)
@@ -431,7 +437,8 @@ def stop() -> None:
         log(f"Neo4j did not stop within {STOP_TIMEOUT_S} s; killing it")
         os.kill(pid, signal.SIGKILL)
         _wait_gone(pid, 5)
-    PID_FILE.unlink(missing_ok=True)
+    if _read_int(PID_FILE) == pid:
+        PID_FILE.unlink(missing_ok=True)
     log("Neo4j stopped")
 
 
