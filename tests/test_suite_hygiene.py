@@ -183,6 +183,7 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+@pytest.mark.neo4j_only
 def test_a_session_stops_the_neo4j_server_it_started_even_when_tests_fail(tmp_path):
     """The slow one: a session starts a JVM of its own (20–40 s) and must leave none behind."""
     if docker_answers():
@@ -222,7 +223,8 @@ def _local_server_of_the_suite() -> int:
     return pid
 
 
-def test_a_running_server_is_used_only_when_neo4j_uri_names_it(tmp_path, neo4j_server: Neo4jServer, neo4j_driver):
+@pytest.mark.neo4j_only
+def test_a_running_neo4j_server_is_used_only_when_neo4j_uri_names_it(tmp_path, neo4j_server: Neo4jServer, neo4j_driver):
     running = _local_server_of_the_suite()
 
     refused = session(tmp_path, USES_NEO4J, environment())
@@ -239,7 +241,8 @@ def test_a_running_server_is_used_only_when_neo4j_uri_names_it(tmp_path, neo4j_s
     wipe(neo4j_driver)
 
 
-def test_a_database_holding_records_the_suite_did_not_write_is_refused(tmp_path, neo4j_server: Neo4jServer, neo4j_driver):
+@pytest.mark.neo4j_only
+def test_a_neo4j_database_holding_records_the_suite_did_not_write_is_refused(tmp_path, neo4j_server: Neo4jServer, neo4j_driver):
     wipe(neo4j_driver)
     with neo4j_driver.session() as db:
         db.run(f"MATCH (m:{MARKER_LABEL}) DELETE m").consume()
