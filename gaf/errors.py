@@ -55,6 +55,19 @@ class PayloadTooLarge(InvalidRecord):
     """A record or input line larger than the configured limit."""
 
 
+class LeadingZero(InvalidRecord):
+    """An unquoted number written with a leading zero (``0012``), refused until it is quoted.
+
+    YAML 1.1 reads ``0012`` as octal 10, YAML 1.2 as 12, and a code or an account
+    number loses its zeros in either; the file cannot say which was meant, so gaf
+    records none of them.
+    """
+
+
+class DuplicateKey(InvalidRecord):
+    """A YAML mapping that gives the same key twice: which one was meant cannot be told."""
+
+
 class UnknownReference(InvalidRecord):
     """A record that points at an id that is neither in the batch nor in the store."""
 

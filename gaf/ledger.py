@@ -17,7 +17,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
+import re
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -26,7 +29,16 @@ from typing import Any, Literal
 import yaml
 
 from gaf.canonical import ID_PATTERN
-from gaf.errors import AmbiguousReference, BatchRejected, GafError, InvalidRecord, PayloadTooLarge, UnknownReference
+from gaf.errors import (
+    AmbiguousReference,
+    BatchRejected,
+    DuplicateKey,
+    GafError,
+    InvalidRecord,
+    LeadingZero,
+    PayloadTooLarge,
+    UnknownReference,
+)
 from gaf.records import RECORD_TYPES, Record, byte_limit, max_record_bytes, parse_record, record_type
 from gaf.types import format_instant
 from gaf.store.base import GafStore, ItemError, Mode, WriteReport
@@ -182,11 +194,7 @@ def _csv_value(text: str) -> Any:
 
 
 def _yaml_items(text: str, name: str) -> Iterator[Item]:
-    try:
-        loader = yaml.SafeLoader(text)  # refuses control characters before reading anything
-    except yaml.YAMLError as exc:
-        raise yaml_error(exc, name) from None
-    try:
+    with reading_yaml(text, name) as loader:
         while loader.check_node():
             node = loader.get_node()
             items = node.value if isinstance(node, yaml.SequenceNode) else [node]
@@ -201,6 +209,128 @@ def _yaml_items(text: str, name: str) -> Iterator[Item]:
                 if not isinstance(data, dict):
                     data = {"__error__": InvalidRecord("each item must be a mapping with a 'kind'", where=where)}
                 yield Item(yaml_plain(data), where)
+
+
+#: Why a document nested deeper than Python's parsers go is refused.
+TOO_DEEP = "nested too deeply to be a record"
+
+
+# ---------------------------------------------------------------------- reading YAML
+# Every file gaf reads as YAML — claims, sources and agents, authority files, policies,
+# verdict rules, derivation rules — goes through reading_yaml, so one set of rules
+# decides what a plain scalar means everywhere.
+
+
+class YamlLoader(yaml.SafeLoader):
+    """PyYAML's safe reader with the YAML 1.2 core schema in place of YAML 1.1's.
+
+    YAML 1.1 reads ``no``, ``off`` and ``n`` as false, ``0012`` as octal 10 and
+    ``1:30`` as 90, so a statement's ``value: no`` or a reference ``0012`` would be
+    recorded, for ever, as something nobody wrote. The 1.2 core schema knows only
+    ``true``/``false``, ``null``/``~``, decimal, ``0o`` and ``0x`` integers and
+    floats; everything else — including timestamps — stays the text written, which
+    the records read themselves. A mapping that gives a key twice is refused (1.2
+    requires unique keys; 1.1 silently kept the last), and so is an unquoted number
+    with a leading zero (``0012``), which 1.1 and 1.2 read as different numbers and
+    an identifier would lose its zeros in either.
+    """
+
+    yaml_implicit_resolvers: dict = {}  # none of YAML 1.1's: the 1.2 ones are added below
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict:
+        if isinstance(node, yaml.MappingNode):
+            first: dict[tuple[str, str], yaml.Node] = {}
+            for key, _ in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != _MERGE:
+                    if (key.tag, key.value) in first:
+                        raise DuplicateKey(
+                            f"key {key.value!r} is given twice in one mapping (first at line {first[key.tag, key.value].start_mark.line + 1})",
+                            where=yaml_place(key.start_mark),
+                            hint="keep one of them: YAML 1.2 refuses a repeated key, YAML 1.1 would silently keep the last",
+                        )
+                    first[key.tag, key.value] = key
+        return super().construct_mapping(node, deep=deep)
+
+
+_MERGE = "tag:yaml.org,2002:merge"
+_LEADING_ZERO = "tag:gaf,2026:leading-zero"  # resolved only to be refused, never constructed into a value
+
+
+def _leading_zero(loader: YamlLoader, node: yaml.ScalarNode) -> None:
+    text = node.value
+    number = str(float(text) if any(c in text for c in ".eE") else int(text, 10))
+    octal = f" (YAML 1.1: octal {int(text, 8)})" if re.fullmatch(r"[-+]?0[0-7]+", text) else ""
+    raise LeadingZero(
+        f"{text} is an unquoted number with a leading zero: YAML reads it as {number}{octal}, "
+        "and a code or an identifier would lose its zeros",
+        where=yaml_place(node.start_mark),
+        hint=f"quote it: '{text}', or write {number} if a number is meant",
+    )
+
+
+def _bool(loader: YamlLoader, node: yaml.ScalarNode) -> bool:
+    text = loader.construct_scalar(node)
+    if text not in ("true", "True", "TRUE", "false", "False", "FALSE"):
+        raise InvalidRecord(f"{text!r} is not a YAML 1.2 boolean", where=yaml_place(node.start_mark), hint="write true or false")
+    return text.lower() == "true"
+
+
+def _int(loader: YamlLoader, node: yaml.ScalarNode) -> int:
+    text = loader.construct_scalar(node)
+    try:
+        return int(text, 0) if text.lstrip("+-")[:2].lower() in ("0o", "0x") else int(text, 10)
+    except ValueError:
+        raise InvalidRecord(f"{text!r} is not a YAML 1.2 integer", where=yaml_place(node.start_mark)) from None
+
+
+def _float(loader: YamlLoader, node: yaml.ScalarNode) -> float:
+    text = loader.construct_scalar(node)
+    special = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}.get(text.lower())
+    try:
+        return special if special is not None else float(text)
+    except ValueError:
+        raise InvalidRecord(f"{text!r} is not a YAML 1.2 float", where=yaml_place(node.start_mark)) from None
+
+
+# The YAML 1.2 core schema's tag resolution (yaml.org/spec/1.2.2 §10.3.2), in the order
+# tried; the leading-zero pattern comes before the numbers it would otherwise match.
+for _tag, _pattern, _first in (
+    ("tag:yaml.org,2002:null", r"~|null|Null|NULL|", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:bool", r"true|True|TRUE|false|False|FALSE", list("tTfF")),
+    (_LEADING_ZERO, r"[-+]?0[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?", list("-+0")),
+    ("tag:yaml.org,2002:int", r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+", list("-+0123456789")),
+    ("tag:yaml.org,2002:float", r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?", list("-+.0123456789")),
+    ("tag:yaml.org,2002:float", r"[-+]?(\.inf|\.Inf|\.INF)|\.nan|\.NaN|\.NAN", list("-+.")),
+    (_MERGE, r"<<", ["<"]),
+):
+    YamlLoader.add_implicit_resolver(_tag, re.compile(f"^(?:{_pattern})$"), _first)
+for _tag, _construct in (
+    (_LEADING_ZERO, _leading_zero),
+    ("tag:yaml.org,2002:bool", _bool),
+    ("tag:yaml.org,2002:int", _int),
+    ("tag:yaml.org,2002:float", _float),
+):
+    YamlLoader.add_constructor(_tag, _construct)
+
+
+@contextmanager
+def reading_yaml(text: str, name: str) -> Iterator[YamlLoader]:
+    """The one YAML reader of gaf, over a file's text: YAML 1.2, errors typed with file, line and column.
+
+    Control characters are refused before anything is read; a document nested
+    deeper than the parser goes is refused by name.
+    """
+    try:
+        loader = YamlLoader(text)
+    except yaml.reader.ReaderError as exc:
+        before = text[: exc.position]
+        line, column = before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1
+        raise InvalidRecord(
+            f"not valid YAML: unacceptable character #x{exc.character:04x}: {exc.reason}", where=f"{name}:{line}:{column}"
+        ) from None
+    loader.name = name  # every mark, and so every error, names the file
+    try:
+        yield loader
     except yaml.YAMLError as exc:
         raise yaml_error(exc, name) from None
     except RecursionError:
@@ -209,15 +339,25 @@ def _yaml_items(text: str, name: str) -> Iterator[Item]:
         loader.dispose()
 
 
-#: Why a document nested deeper than Python's parsers go is refused.
-TOO_DEEP = "nested too deeply to be a record"
+def load_yaml(text: str, name: str) -> tuple[Any, yaml.Node | None]:
+    """One YAML document read whole, and its node tree (for line numbers); its aliases are sized first."""
+    with reading_yaml(text, name) as loader:
+        node = loader.get_single_node()
+        if node is None:
+            return None, None
+        check_yaml_size(node, name)
+        return loader.construct_document(node), node
+
+
+def yaml_place(mark: yaml.Mark, name: str | None = None) -> str:
+    """file:line:column of a place in a YAML file, counted from 1."""
+    return f"{name or mark.name}:{mark.line + 1}:{mark.column + 1}"
 
 
 def yaml_error(exc: yaml.YAMLError, name: str) -> InvalidRecord:
-    """A YAML syntax error as a typed error naming the file and line."""
-    mark = getattr(exc, "problem_mark", None)
-    where = f"{name}:{mark.line + 1}" if mark else name
-    return InvalidRecord(f"not valid YAML: {getattr(exc, 'problem', exc)}", where=where)
+    """A YAML syntax error as a typed error naming the file, line and column."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return InvalidRecord(f"not valid YAML: {getattr(exc, 'problem', None) or exc}", where=yaml_place(mark, name) if mark else name)
 
 
 def check_yaml_size(node: yaml.Node, where: str) -> None:

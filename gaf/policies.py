@@ -17,10 +17,10 @@ import yaml
 from pydantic import ValidationError
 
 from gaf.errors import GafError, InvalidRecord
-from gaf.ledger import TOO_DEEP, check_yaml_size, read_text, resolve_key, yaml_error, yaml_plain
+from gaf.ledger import load_yaml, read_text, resolve_key, yaml_plain
 from gaf.projection import established_predicates
 from gaf.records import ActionPolicy, Projection, RatifiedPolicy, VerdictRules
-from gaf.rules import RuleError, check_rules
+from gaf.rules import DerivationRule, RuleError, check_rules
 from gaf.store.base import GafStore
 
 
@@ -47,17 +47,8 @@ def read_policy(store: GafStore, path: str | Path) -> Projection:
 
 
 def read_mapping(path: Path, what: str) -> tuple[dict[str, Any], Any]:
-    """One YAML mapping and its node tree (for line numbers); typed errors with file and line."""
-    text = read_text(path)
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        if node is not None:
-            check_yaml_size(node, str(path))
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise yaml_error(exc, str(path)) from None
-    except RecursionError:
-        raise InvalidRecord(TOO_DEEP, where=str(path)) from None
+    """One YAML mapping and its node tree (for line numbers); typed errors with file, line and column."""
+    data, node = load_yaml(read_text(path), str(path))
     if not isinstance(data, dict):
         raise InvalidRecord(f"{what} holds one mapping", where=str(path))
     return data, node
@@ -209,14 +200,21 @@ def names(store: GafStore, kind: str = "projection") -> list[str]:
 
 def read_rules(path: str | Path) -> VerdictRules:
     """Read a verdict rule set from YAML; errors name the file, line and rule."""
-    path = Path(path)
-    data, node = read_mapping(path, "a rules file")
+    return _read_model(Path(path), VerdictRules, "verdict rules", "a rules file")
+
+
+def read_derivation_rule(path: str | Path) -> DerivationRule:
+    """Read one derivation rule from YAML (a policy candidate's); errors name the file and line."""
+    return _read_model(Path(path), DerivationRule, "derivation rule", "a rule file")
+
+
+def _read_model(path: Path, model: type, what: str, holder: str) -> Any:
+    data, node = read_mapping(path, holder)
     data = yaml_plain(data)
     data.pop("kind", None)
     try:
-        return VerdictRules.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         loc = list(err["loc"])
-        return_where = _at(str(path), node, loc)
-        raise InvalidRecord(f"invalid verdict rules: {'.'.join(str(p) for p in loc) or '(rules)'}: {err['msg']}", where=return_where) from None
+        raise InvalidRecord(f"invalid {what}: {'.'.join(str(p) for p in loc) or '(rules)'}: {err['msg']}", where=_at(str(path), node, loc)) from None
