@@ -9,6 +9,7 @@ that says which one it revises; the old one stays readable.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from gaf.errors import GafError, InvalidRecord
 from gaf.ledger import load_yaml, read_text, resolve_key, yaml_plain
 from gaf.projection import established_predicates
 from gaf.records import ActionPolicy, Projection, RatifiedPolicy, VerdictRules
-from gaf.rules import DerivationRule, RuleError, check_rules
+from gaf.rules import Atom, DerivationRule, Not, RuleError, UnestablishedPredicate, check_rules, closest
 from gaf.store.base import GafStore
 
 
@@ -90,7 +91,7 @@ def policy_from_dict(store: GafStore, data: dict[str, Any], *, where: str = "pol
         rule_ref = (exc.where or "").split(" ")[0]
         index = next((i for i, r in enumerate(policy.derivation_rules) if r.ref == rule_ref), None)
         loc = ["derivation_rules", index] if index is not None else []
-        raise RuleError(exc.what, where=f"{_at(where, node, loc)} ({exc.where})" if exc.where else where, hint=exc.hint) from None
+        raise type(exc)(exc.what, where=f"{_at(where, node, loc)} ({exc.where})" if exc.where else where, hint=exc.hint) from None
     return policy
 
 
@@ -138,6 +139,60 @@ def _at(where: str, node: Any, loc: list) -> str:
             break
         line = node.start_mark.line + 1
     return f"{where}:{line}" if line else where
+
+
+# ---------------------------------------------------------------------- what verdict rules may read
+# A verdict rule reads the GAF, and a GAF holds only what its policy lets a trusted
+# source establish, the question's conclusions, and what the policy's rules derive.
+# A condition naming anything else can never hold — a typo that would close every
+# decision to a permanent "undetermined" — so it is refused when a closure is made,
+# and warned about when the rule set is published (it has no policy in hand yet).
+
+
+@dataclass(frozen=True)
+class Unestablished:
+    """A predicate a verdict rule names that nothing under the policies makes true, and the nearest known one."""
+
+    rule: str
+    predicate: str
+    closest: str | None
+
+    def describe(self, under: str) -> str:
+        text = f"verdict rule {self.rule} names {self.predicate}, which no rule derives and no trusted source establishes under {under}"
+        return text + (f"; did you mean {self.closest}?" if self.closest else "")
+
+
+def readable_predicates(policy: Projection) -> set[str]:
+    """Every predicate a GAF projected under the policy can hold: established, concluded or derived."""
+    return established_predicates(policy) | {r.head.predicate for r in policy.derivation_rules}
+
+
+def unestablished_predicates(rules: VerdictRules, *policies: Projection) -> list[Unestablished]:
+    """The predicates the rule set's conditions name that none of the policies establishes or derives.
+
+    With several policies, a predicate counts as known if any of them makes it
+    true (what ``gaf rules add`` can check before a closure picks one).
+    """
+    known = set().union(*(readable_predicates(p) for p in policies))
+    found = []
+    for rule in rules.rules:
+        for clause in rule.condition:
+            inner = clause.not_ if isinstance(clause, Not) else clause
+            if isinstance(inner, Atom) and inner.predicate not in known:
+                found.append(Unestablished(rule.name, inner.predicate, closest(inner.predicate, known)))
+    return list(dict.fromkeys(found))
+
+
+def check_established(rules: VerdictRules, policy: Projection) -> None:
+    """Refuse a rule set that names a predicate the policy neither establishes nor derives (before anything is written)."""
+    found = unestablished_predicates(rules, policy)
+    if found:
+        raise UnestablishedPredicate(
+            "; ".join(f.describe(policy.ref) for f in found),
+            where=rules.ref,
+            hint="correct the rule set and publish it as a revision (gaf rules revise), "
+            "or give the policy a trust rule or a derivation rule for the predicate",
+        )
 
 
 # ---------------------------------------------------------------------- the policy book

@@ -19,6 +19,7 @@ object, or its value when it has no object.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal
@@ -35,6 +36,21 @@ COMPARATORS = ("==", "!=", "<=", ">=", "<", ">")
 
 class RuleError(InvalidRecord):
     """A rule or rule set that cannot be evaluated soundly: says which rule and why."""
+
+
+class UnestablishedPredicate(RuleError):
+    """A rule that reads a predicate nothing makes true: no rule derives it, no trusted source states it.
+
+    Such a clause can never hold, so a misspelt ``payd`` would not fail: it would
+    quietly close every decision to "undetermined" for ever. It is refused instead,
+    with the nearest predicate that is known.
+    """
+
+
+def closest(name: str, known: Iterable[str]) -> str | None:
+    """The known name most like ``name``, to suggest when one looks misspelt (None if none is close)."""
+    found = difflib.get_close_matches(name, sorted(set(known) - {name}), n=1, cutoff=0.6)
+    return found[0] if found else None
 
 
 def is_var(term: Any) -> bool:
@@ -347,8 +363,10 @@ def _check_rule(r: DerivationRule, by_ref: dict[str, DerivationRule], derived: s
                 _check_ref(clause.not_, by_ref, where)
             for a in _atoms_of(clause):
                 if known is not None and a.predicate not in derived and a.predicate not in known:
-                    raise RuleError(
-                        f"predicate {a.predicate!r} is neither derived by a rule nor established by any trusted source",
+                    near = closest(a.predicate, derived | known)
+                    raise UnestablishedPredicate(
+                        f"predicate {a.predicate!r} is neither derived by a rule nor established by any trusted source"
+                        + (f"; did you mean {near}?" if near else ""),
                         where=where,
                         hint="add a trust rule for a source that states it, or a rule that derives it",
                     )

@@ -14,9 +14,12 @@ import pytest
 
 from gaf.errors import DuplicateKey, InvalidRecord, LeadingZero
 from gaf.ledger import ingest
-from gaf.policies import read_policy, read_rules
+from gaf.policies import read_policy, read_rules, unestablished_predicates
+from gaf.records import VerdictRules
+from gaf.rules import UnestablishedPredicate
 from gaf.store import GafStore
-from tests.conftest import NOW
+from tests.conftest import NOW, RENT
+from tests.rentcase import load
 
 #: Someone and something to say things, ahead of the claims of each file.
 PARTIES = """\
@@ -121,3 +124,31 @@ def test_every_yaml_error_names_file_line_and_column(ladybug_store, tmp_path, te
             read(path)
         assert info.value.where == f"{path}{place}", (kind, info.value.message)
     assert ladybug_store.counts() == {}
+
+
+# ---------------------------------------------------------------------- predicates nothing establishes
+
+
+def test_a_negated_condition_naming_an_unestablished_predicate_is_found_too(ladybug_store):
+    policy = load(ladybug_store)
+    rules = VerdictRules(name="typos", version=1, conclusion="c", rules=[
+        {"name": "r1", "role": "warrant", "condition": ["paid(?subject)", "not reversd(?subject)"]},
+        {"name": "r2", "role": "rebuttal", "condition": ["alocated_to(?p, ?subject)", "zzz(?p)"]},
+    ])  # fmt: skip
+    found = unestablished_predicates(rules, policy)
+    assert [(f.rule, f.predicate, f.closest) for f in found] == [
+        ("r1", "reversd", "reversed"),
+        ("r2", "alocated_to", "allocated_to"),
+        ("r2", "zzz", None),
+    ]
+    assert found[2].describe(policy.ref).endswith("under rent-delinquency@1")  # no suggestion when nothing is close
+    assert unestablished_predicates(read_rules(RENT / "verdict-rules.yaml"), policy) == []
+
+
+def test_derivation_rule_naming_unestablished_predicate_suggests_the_closest(ladybug_store, tmp_path):
+    ingest(ladybug_store, RENT / "claims.yaml", recorded_at=NOW)
+    path = tmp_path / "policy.yaml"
+    path.write_text((RENT / "policy.yaml").read_text().replace("      - credited_to(?P, ?Acct)", "      - credted_to(?P, ?Acct)"))
+    with pytest.raises(UnestablishedPredicate, match="predicate 'credted_to' is neither derived by a rule nor established "
+                       "by any trusted source; did you mean credited_to\\?"):  # fmt: skip
+        read_policy(ladybug_store, path)
