@@ -336,6 +336,7 @@ def policy_add(
     def work() -> None:
         with GafStore.open(store) as s:
             policy = policies.publish(s, policies.read_policy(s, path))
+        _warn_ignored(projection.declaration_problems(policy))
         _emit(as_json, policy.to_json(), lambda: out.print(f"published {policy.ref} as {policy.id}", highlight=False))
 
     _run(as_json, work)
@@ -452,9 +453,16 @@ def project(
                                             review=projection.ReviewPolicy(auto_accept_at))  # fmt: skip
                 evaluated, auto, routed, gaf = result.evaluated, result.accepted, result.routed, result.gaf
         data = _projection_json(evaluated, auto, routed, gaf, dry_run)
+        _warn_ignored(evaluated.ignored_completeness)
         _emit(as_json, data, lambda: _print_projection(data))
 
     _run(as_json, work)
+
+
+def _warn_ignored(ignored: list) -> None:
+    """Say on stderr which completeness declarations close no scope, and why (JSON on stdout stays clean)."""
+    for d in ignored:  # one line each, never wrapped at the terminal's width: grep finds it
+        sys.stderr.write(f"warning: completeness declaration {d.declaration} closes no scope: {d.reason}\n")
 
 
 def _projection_json(evaluated, auto, routed, gaf, dry_run: bool) -> dict[str, Any]:
@@ -471,6 +479,9 @@ def _projection_json(evaluated, auto, routed, gaf, dry_run: bool) -> dict[str, A
         "routed_to_review": [{"fact": c.id, "proposition": prop(c.proposition), "confidence": c.confidence} for c in routed],
         "unresolved": [prop(p) for p in evaluated.unresolved],
         "rejected": [prop(p) for p in evaluated.rejected],
+        "excluded": [{"claim": ex.claim, "proposition": prop(evaluated.propositions[ex.proposition]), "reason": ex.reason}
+                     for ex in evaluated.exclusions],  # fmt: skip
+        "ignored_completeness": [d.model_dump(mode="json") for d in evaluated.ignored_completeness],
     }
 
 
@@ -487,6 +498,8 @@ def _print_projection(data: dict[str, Any]) -> None:
         t.add_row("[blue]unknown[/]", p, "")
     for p in data["rejected"]:
         t.add_row("[red]rejected[/]", p, "")
+    for row in data["excluded"]:
+        t.add_row("[dim]excluded[/]", f"{row['proposition']}: {_short(row['claim'])} {row['reason']}", "")
     out.print(t)
 
 
@@ -510,9 +523,27 @@ def rules_add(
     def work() -> None:
         with GafStore.open(store) as s:
             rules = policies.publish(s, policies.read_rules(path))
+            _warn_unestablished(s, rules)
         _emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
 
     _run(as_json, work)
+
+
+def _warn_unestablished(s: GafStore, rules: policies.VerdictRules) -> None:
+    """Warn on stderr of condition predicates no published policy establishes or derives.
+
+    A rule set is published before any closure picks its policy, so it cannot be
+    refused here; the closure refuses it. The warning says so now, while the typo is
+    one revision away, and the command still succeeds.
+    """
+    published = sorted(s.find("projection"), key=lambda p: p.ref)  # type: ignore[attr-defined]
+    found = policies.unestablished_predicates(rules, *published)
+    if not published or not found:
+        return
+    refs = [p.ref for p in published]  # type: ignore[attr-defined]
+    under = f"any published policy ({', '.join(refs[:3])}{', …' if len(refs) > 3 else ''})"
+    for f in found:  # one line each, never wrapped at the terminal's width: grep finds it
+        sys.stderr.write(f"warning: {f.describe(under)} (a closure under a policy that does not establish it is refused)\n")
 
 
 @rules_app.command("revise")
@@ -533,6 +564,7 @@ def rules_revise(
     def work() -> None:
         with GafStore.open(store) as s:
             rules = policies.revise(s, policies.read_rules(path))
+            _warn_unestablished(s, rules)
         _emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
 
     _run(as_json, work)
@@ -1140,13 +1172,10 @@ def policy_propose(
 
       gaf policy propose examples/rent/allocation-rule.yaml --name rent-allocation --text "…" --by letting-agent
     """
-    import yaml
-
     from gaf import lifecycle
-    from gaf.rules import DerivationRule
 
     def work() -> None:
-        rule = DerivationRule.model_validate(yaml.safe_load(rule_file.read_text(encoding="utf-8")))
+        rule = policies.read_derivation_rule(rule_file)
         with GafStore.open(store) as s:
             candidate = lifecycle.propose(s, name=name, text=text, rule=rule, cases=case or [],
                                           proposed_by=resolve_key(s, by, ("agent",), {}, "--by"), at=_now())  # fmt: skip

@@ -21,10 +21,12 @@ from typing import Any
 from gaf.canonical import CANONICALISATION
 from gaf.derive import Entry, Truth, show
 from gaf.errors import GafError, InvalidRecord, UnknownReference
-from gaf.projection import PolicyFacts, evaluate, ground_of
+from gaf.policies import check_established
+from gaf.projection import IMPLEMENTATION, Evaluated, PolicyFacts, evaluate, ground_of
 from gaf.records import GAF, AcceptedFact, Closure, Interval, Projection, Proposition, Verdict, VerdictRules, matches_pattern
 from gaf.rules import Atom, Not, RuleRef, resolve
 from gaf.signing import sign_if_configured
+from gaf.types import format_instant
 from gaf.store.base import GafStore
 from gaf.verdict import ENGINE, Judgement, judge
 
@@ -76,10 +78,19 @@ def close(
         raise UnknownReference(f"no GAF {gaf_id} in {store.location}", hint="project first; gaf project prints the GAF id")
     policy = store.get(gaf.projection)
     assert isinstance(policy, Projection)
+    check_established(rules, policy)  # a condition nothing can make true is refused, not closed to "undetermined"
     if policy.scope.subjects and not any(matches_pattern(p, subject) for p in policy.scope.subjects):
         raise InvalidRecord(
             f"subject {subject!r} is outside the scope of {policy.ref} ({', '.join(policy.scope.subjects)})",
             hint="a policy's rules are complete only inside its scope; project under a policy that covers the subject",
+        )
+    evaluated = evaluate(store, policy, as_of=as_of)
+    projected = _reprojected(evaluated, gaf)
+    if projected.id != gaf.id:
+        raise InvalidRecord(
+            f"GAF {gaf.id} is not what {policy.ref} projects as of {format_instant(as_of)} (that is {projected.id})",
+            where=gaf.id,
+            hint="close a GAF at the as-of it was projected at (replay projects again at that time), or project again",
         )
     facts, props = gaf_facts(store, gaf, policy, as_of)
     judgement = _judge(rules, facts, subject, policy, gaf, props)
@@ -94,7 +105,7 @@ def close(
         completeness=sorted(d.id for d in facts.declarations),
         projection=policy.id,
         projection_version=policy.version,
-        implementation=policy.implementation,
+        implementation=IMPLEMENTATION,
         rules=rules.id,
         rules_version=rules.version,
         engine=judgement.engine,
@@ -102,11 +113,21 @@ def close(
         default_label=rules.default_label,
         canonicalisation=CANONICALISATION,
         supersedes=sorted(supersedes or []),
+        excluded=[ex.id for ex in evaluated.exclusions],
+        ignored_completeness=facts.ignored,
         closed_at=closed_at,
     ))  # signed when GAF_SIGNING_KEY is set; the id is the same either way
     verdict = _verdict_record(closure, judgement)
-    store.put([rules, closure, verdict], at=closed_at)
+    # The exclusions were written with the GAF by ``accept``; written again here (a
+    # no-op then) so a closure never points at a record that is not stored.
+    store.put([rules, *evaluated.exclusions, closure, verdict], at=closed_at)
     return Closed(closure, verdict, judgement)
+
+
+def _reprojected(evaluated: Evaluated, gaf: GAF) -> GAF:
+    """The GAF this evaluation gives for the facts a stored GAF accepted (those still candidates)."""
+    candidate_ids = {c.id for c in evaluated.candidates}
+    return evaluated.gaf([f for f in gaf.facts if f in candidate_ids])
 
 
 def _verdict_record(closure: Closure, j: Judgement) -> Verdict:
@@ -201,15 +222,20 @@ def replay(store: GafStore, closure_id: str, *, engine: str = ENGINE, judge_with
     except InvalidRecord as exc:
         differ("inputs", f"a claim no longer matches its id: {exc.message}")
         return out
-    candidate_ids = {c.id for c in evaluated.candidates}
-    recomputed = evaluated.gaf([f for f in stored_gaf.facts if f in candidate_ids])
+    recomputed = _reprojected(evaluated, stored_gaf)
     out.gaf = recomputed.id
+    if closure.implementation != IMPLEMENTATION:
+        # Named first: a GAF that differs under another implementation says nothing about the inputs.
+        differ("projection implementation", f"closure was projected by {closure.implementation}, replayed with {IMPLEMENTATION}")
     if recomputed.id != stored_gaf.id:
-        lost = sorted(set(stored_gaf.facts) - candidate_ids)
+        lost = sorted(set(stored_gaf.facts) - {c.id for c in evaluated.candidates})
         detail = f"re-projecting gives GAF {recomputed.id}, the closure froze {stored_gaf.id}"
         if lost:
             detail += f"; {len(lost)} accepted fact(s) are no longer justified by the claims, e.g. {lost[0]}"
-        differ("inputs", detail)
+        if closure.implementation != IMPLEMENTATION:
+            out.layers[-1]["detail"] += f": {detail}"
+        else:
+            differ("inputs", detail)
     for fact_id in stored_gaf.facts:
         try:
             fact = store.get(fact_id)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from gaf.derive import Conclusions, Entry, Ground, Justification, Truth, evaluate_rules, holds, show
@@ -25,11 +25,14 @@ from gaf.records import (
     AbsenceMeaning,
     AcceptedFact,
     Claim,
+    CompletenessDeclaration,
     ConflictPolicy,
     ConflictStrategy,
     Decision,
     Derivation,
     Evaluation,
+    Exclusion,
+    IgnoredDeclaration,
     Outcome,
     Polarity,
     Projection,
@@ -41,6 +44,13 @@ from gaf.records import (
 from gaf.rules import Atom, Not, RuleRef, check_rules, resolve
 from gaf.store.base import GafStore, ItemError, WriteReport
 from gaf.types import format_instant
+
+#: What this module computes, named in every closure it makes. Bumped whenever the
+#: same claims and policy can give another GAF, so replaying an older closure names
+#: the implementation layer instead of failing somewhere obscure.
+#: 2: a claim the policy does not admit as evidence is excluded (an Exclusion record),
+#:    not evaluated: it no longer leaves its proposition "unknown" in the GAF.
+IMPLEMENTATION = "gaf-projection/2"
 
 # ---------------------------------------------------------------------- the cone
 
@@ -130,42 +140,57 @@ def in_cone(policy: Projection, predicates: set[str], subject: str, predicate: s
 # ---------------------------------------------------------------------- evaluating claims
 
 
-def evaluate_claims(policy: Projection, claims: Iterable[Claim]) -> list[Evaluation]:
-    """One evaluation per proposition in the cone: accepted, rejected or unknown, and why.
+def evaluate_claims(policy: Projection, claims: Iterable[Claim]) -> tuple[list[Evaluation], list[Exclusion]]:
+    """One evaluation per proposition some admitted claim states, and one exclusion per claim not admitted.
 
     Relational: a claim is weighed per proposition, so one claim can support one
     proposition and refute another, or be evidence for a date and not for a purpose.
+    A claim that is not admitted for a proposition (its source is not trusted for
+    the predicate, or a party states the conclusion) is kept out of the evaluation
+    altogether — out of its claims, its reason and so its id — and its proposition
+    is evaluated only if some admitted claim states it. Excluded is inert: removing
+    every excluded claim leaves every evaluation, fact and GAF hash the same.
     """
     predicates = cone_predicates(policy)
+    trusted = {(t.source, p) for t in policy.trust for p in t.predicates}
     stated: dict[str, tuple[Proposition, list[tuple[Claim, Polarity]]]] = {}
+    exclusions: dict[str, Exclusion] = {}
     for claim in sorted(claims, key=lambda c: c.id):
         for st in claim.statements:
             if not in_cone(policy, predicates, st.subject, st.predicate):
                 continue
             prop = Proposition.shared(subject=st.subject, predicate=st.predicate, object=st.object, value=st.value, valid=st.valid)
-            stated.setdefault(prop.id, (prop, []))[1].append((claim, st.polarity))
-    return [_evaluate(policy, prop, said) for _, (prop, said) in sorted(stated.items())]
+            why = _excluded_because(policy, trusted, claim, prop.predicate)
+            if why is None:
+                stated.setdefault(prop.id, (prop, []))[1].append((claim, st.polarity))
+            else:
+                ex = Exclusion.shared(claim=claim.id, proposition=prop.id, projection=policy.id, reason=why)
+                exclusions[ex.id] = ex
+    evaluations = [_evaluate(policy, prop, said) for _, (prop, said) in sorted(stated.items())]
+    return evaluations, [exclusions[k] for k in sorted(exclusions)]
+
+
+def _excluded_because(policy: Projection, trusted: set[tuple[str, str]], claim: Claim, predicate: str) -> str | None:
+    """Why a claim is not evidence for a predicate under the policy, or None if it is."""
+    if (claim.source, predicate) not in trusted:
+        return f"its source may not establish {predicate}"
+    if predicate in policy.conclusions and claim.observer in policy.parties:
+        return "a party's statement of the conclusion is not evidence of it"
+    return None
 
 
 def _evaluate(policy: Projection, prop: Proposition, said: list[tuple[Claim, Polarity]]) -> Evaluation:
-    trusted = {(t.source, p): t for t in policy.trust for p in t.predicates}
+    """Weigh the admitted claims about one proposition."""
     conflict = _conflict_for(policy, prop.predicate)
     counted: dict[Polarity, list[Claim]] = {Polarity.affirmed: [], Polarity.denied: []}
-    notes: list[str] = []
     for claim, polarity in said:
-        rule = trusted.get((claim.source, prop.predicate))
-        if rule is None:
-            notes.append(f"{_short(claim.id)} ignored: its source may not establish {prop.predicate}")
-        elif prop.predicate in policy.conclusions and claim.observer in policy.parties:
-            notes.append(f"{_short(claim.id)} ignored: a party's statement of the conclusion is not evidence of it")
-        else:
-            counted[polarity].append(claim)
+        counted[polarity].append(claim)
     outcome, reason = _weigh(policy, conflict, counted)
     return Evaluation.shared(
         proposition=prop.id,
         projection=policy.id,
         outcome=outcome,
-        reason="; ".join([reason, *notes]),
+        reason=reason,
         supporting=sorted(c.id for c in counted[Polarity.affirmed]),
         refuting=sorted(c.id for c in counted[Polarity.denied]),
     )
@@ -186,8 +211,6 @@ def _weigh(policy: Projection, conflict: ConflictPolicy, counted: dict[Polarity,
         sides[polarity] = (bool(sources & authoritative), len(sources))
     (a_auth, a_n), (d_auth, d_n) = sides[Polarity.affirmed], sides[Polarity.denied]
     enough = conflict.corroboration
-    if not a_n and not d_n:
-        return Outcome.unknown, "no admissible evidence"
     if a_n and not d_n:
         if a_auth or a_n >= enough:
             return Outcome.accepted, "established by an authoritative source" if a_auth else f"corroborated by {a_n} source(s)"
@@ -212,6 +235,49 @@ def _short(record_id: str) -> str:
 # ---------------------------------------------------------------------- the fact base rules read
 
 
+def closed_scopes(policy: Projection, as_of: datetime) -> tuple[list[CompletenessDeclaration], list[IgnoredDeclaration]]:
+    """The policy's completeness declarations that close a scope as of a time, and the others with why.
+
+    A declaration closes its scope only when its source is trusted for the
+    predicate (an untrusted source's silence proves nothing), absence of the
+    predicate means false, it was declared by ``as_of``, and its interval covers
+    the question's whole period. One that fails is not dropped in silence: it is
+    returned with the reason, reported at ``policy add`` and ``project``, and
+    listed in the closure — the usual mistake is an end read as inclusive.
+    """
+    trusted = {(t.source, p) for t in policy.trust for p in t.predicates}
+    period = policy.scope.period
+    used: list[CompletenessDeclaration] = []
+    ignored: list[IgnoredDeclaration] = []
+    for d in sorted(policy.completeness, key=lambda d: d.id):
+        if (d.source, d.predicate) not in trusted:
+            why = f"its source is not trusted for {d.predicate}, so its silence proves nothing"
+        elif policy.absence.get(d.predicate, AbsenceMeaning.false) != AbsenceMeaning.false:
+            why = f"the policy says absence of {d.predicate} means unknown"
+        elif d.as_of > as_of:
+            why = f"declared as of {format_instant(d.as_of)}, after the question's as-of {format_instant(as_of)}"
+        elif period is not None and not d.valid.covers(period):
+            why = (f"covers {_interval(d.valid)}, not the whole of the question's period {_interval(period)} "
+                   "(interval ends are exclusive: to include the last day, end at the next day)")  # fmt: skip
+        else:
+            used.append(d)
+            continue
+        scope = f"{d.predicate}({d.subject}{'' if d.object == '*' else ', ' + d.object})"
+        ignored.append(IgnoredDeclaration(declaration=d.id, reason=f"{scope}: {why}"))
+    return used, ignored
+
+
+def declaration_problems(policy: Projection) -> list[IgnoredDeclaration]:
+    """The declarations that close no scope whenever the policy is projected (said at ``policy add``)."""
+    return closed_scopes(policy, datetime.max.replace(tzinfo=timezone.utc))[1]
+
+
+def _interval(i: Any) -> str:
+    start = format_instant(i.start) if i.start else "-inf"
+    end = format_instant(i.end) if i.end else "+inf"
+    return f"[{start}, {end})"
+
+
 class PolicyFacts:
     """Facts as rules read them, with the policy's closed scopes.
 
@@ -229,14 +295,7 @@ class PolicyFacts:
         self._rules = sorted(policy.derivation_rules, key=lambda r: r.ref)
         self.by_ref = {r.ref: r for r in self._rules}
         self._asking: set[Ground] = set()
-        trusted = {(t.source, p) for t in policy.trust for p in t.predicates}
-        self.declarations = [
-            d for d in sorted(policy.completeness, key=lambda d: d.id)
-            if (d.source, d.predicate) in trusted
-            and policy.absence.get(d.predicate, AbsenceMeaning.false) == AbsenceMeaning.false
-            and d.as_of <= as_of
-            and (policy.scope.period is None or d.valid.covers(policy.scope.period))
-        ]  # fmt: skip
+        self.declarations, self.ignored = closed_scopes(policy, as_of)
 
     def match(self, predicate: str, subject: Any, obj: Any) -> list[Entry]:
         return [
@@ -327,6 +386,8 @@ class Evaluated:
     as_of: datetime
     claims: list[Claim]
     evaluations: list[Evaluation]
+    #: claims read and not admitted, per proposition: never part of the GAF or the fact base
+    exclusions: list[Exclusion]
     candidates: list[Candidate]
     derivations: list[Derivation]
     unresolved: list[Proposition]
@@ -369,10 +430,20 @@ class Evaluated:
         if not out["reasons"]:
             rules = [r.ref for r in self.policy.derivation_rules if r.head.predicate == predicate]
             why = (f"every body of {', '.join(rules)} is false for it" if rules
-                   else "no claim in the cone states it and no rule derives it")
+                   else "no admitted claim in the cone states it and no rule derives it")
             out["status"] = "false" if rules else out["status"]
             out["reasons"].append({"reason": why})
+        # Excluded claims are shown last and decide nothing: they are not evidence here.
+        for ex in self.exclusions:
+            p = self.propositions[ex.proposition]
+            if (p.predicate, p.subject) == (predicate, subject) and obj in (None, p.object, p.value):
+                out["reasons"].append({"exclusion": ex.id, "claim": ex.claim, "excluded": ex.reason})
         return out
+
+    @property
+    def ignored_completeness(self) -> list[IgnoredDeclaration]:
+        """The policy's completeness declarations that close no scope as of this evaluation, and why."""
+        return closed_scopes(self.policy, self.as_of)[1]
 
     def fact_base(self) -> PolicyFacts:
         """The evaluation as verdict rules would read its GAF if every candidate were accepted."""
@@ -417,7 +488,7 @@ def evaluate_over(policy: Projection, claims: Iterable[Claim], *, as_of: datetim
     check_rules(policy.derivation_rules, known_predicates=established_predicates(policy))
     cutoff = min(as_of, policy.cutoff) if policy.cutoff else as_of
     claims = sorted((c for c in claims if c.recorded_at <= cutoff), key=lambda c: c.id)
-    evaluations = evaluate_claims(policy, claims)
+    evaluations, exclusions = evaluate_claims(policy, claims)
     props: dict[str, Proposition] = {}
     for claim in claims:
         for st in claim.statements:
@@ -425,7 +496,7 @@ def evaluate_over(policy: Projection, claims: Iterable[Claim], *, as_of: datetim
             props[p.id] = p
     facts = PolicyFacts(policy, evaluated_entries(evaluations, props), as_of)
     conclusions = evaluate_rules(policy.derivation_rules, facts)
-    return _candidates(policy, as_of, claims, evaluations, props, conclusions)
+    return _candidates(policy, as_of, claims, evaluations, exclusions, props, conclusions)
 
 
 def _candidates(
@@ -433,6 +504,7 @@ def _candidates(
     as_of: datetime,
     claims: list[Claim],
     evaluations: list[Evaluation],
+    exclusions: list[Exclusion],
     props: dict[str, Proposition],
     conclusions: Conclusions,
 ) -> Evaluated:
@@ -501,6 +573,7 @@ def _candidates(
         as_of=as_of,
         claims=claims,
         evaluations=evaluations,
+        exclusions=exclusions,
         candidates=candidates,
         derivations=sorted(derivations, key=lambda d: d.id),
         unresolved=sorted(unresolved.values(), key=lambda p: p.id),
@@ -675,6 +748,9 @@ def _records_for(evaluated: Evaluated, chosen: list[Candidate]) -> list[Record]:
     for ev in evaluated.evaluations:
         out.setdefault(ev.proposition, evaluated.propositions[ev.proposition])
         out.setdefault(ev.id, ev)
+    for ex in evaluated.exclusions:
+        out.setdefault(ex.proposition, evaluated.propositions[ex.proposition])
+        out.setdefault(ex.id, ex)
     for p in evaluated.unresolved + evaluated.rejected:
         out.setdefault(p.id, p)
     for c in chosen:

@@ -323,6 +323,10 @@ class Proposition(Record):
     value: Scalar | None = None
     valid: Interval | None = None
 
+    @model_validator(mode="after")
+    def _one_target(self) -> Proposition:
+        return _object_or_value(self)
+
 
 class Statement(Value):
     """One thing a claim says: a proposition, affirmed or explicitly denied."""
@@ -334,8 +338,27 @@ class Statement(Value):
     valid: Interval | None = None
     polarity: Polarity = Polarity.affirmed
 
+    @model_validator(mode="after")
+    def _one_target(self) -> Statement:
+        return _object_or_value(self)
+
     def proposition(self) -> Proposition:
         return Proposition(subject=self.subject, predicate=self.predicate, object=self.object, value=self.value, valid=self.valid)
+
+
+def _object_or_value(s: Any) -> Any:
+    """Refuse a proposition with both an object and a value.
+
+    Rules match an atom's second argument against the object, or the value when
+    there is no object, so with both the value would be recorded and never read.
+    """
+    if s.object is not None and s.value is not None:
+        raise ValueError(
+            f"{s.predicate}({s.subject}) has both an object ({s.object!r}) and a value ({s.value!r}): keep object "
+            "if it names another thing (an account, a rent), or value if it is a literal (an amount, a date, a flag), "
+            "and drop the other"
+        )
+    return s
 
 
 class Claim(Record):
@@ -531,6 +554,31 @@ class Evaluation(Record):
     supporting: list[Ref] = []
     refuting: list[Ref] = []
     absent_in: list[Ref] = []
+
+
+class Exclusion(Record):
+    """Why one claim is not evidence for one proposition under a policy.
+
+    It is kept beside the evaluation, never inside it: an evaluation — and every
+    fact, derivation and GAF hash built on it — rests only on admitted evidence, so
+    a claim the policy excludes can be removed and nothing moves. Auditors still
+    see that the claim was read, and why it did not count; the closure lists it.
+    """
+
+    kind: Literal["exclusion"] = "exclusion"
+    LABEL: ClassVar[str] = "Exclusion"
+    # Relationship types of its own: an embedded store made before this record kind
+    # existed gets them as new tables, where extending UNDER would need a migration.
+    REFS: ClassVar = {
+        "claim": ("EXCLUDES", ("claim",)),
+        "proposition": ("EXCLUDED_FROM", ("proposition",)),
+        "projection": ("EXCLUDED_UNDER", ("projection",)),
+    }
+
+    claim: Ref
+    proposition: Ref
+    projection: Ref
+    reason: Text
 
 
 class Derivation(Record):
@@ -749,6 +797,17 @@ class Signature(Value):
     value: str = Field(pattern=r"^[0-9a-f]{128}$", description="the 64-byte signature, hex")
 
 
+class IgnoredDeclaration(Value):
+    """A completeness declaration the closure did not rely on, and why.
+
+    Listed so that a declaration that covers nothing is said, not silently dropped:
+    "the ledger is complete for October" that stops a day short closes no scope.
+    """
+
+    declaration: Ref
+    reason: Text
+
+
 class Closure(Record):
     """The replay contract: everything needed to recompute the verdict (SPEC.md §4).
 
@@ -767,6 +826,7 @@ class Closure(Record):
         "rules": ("JUDGED_BY", ("rules",)),
         "completeness": ("ASSUMES_COMPLETE", ("completeness",)),
         "supersedes": ("SUPERSEDES", ("closure",)),
+        "excluded": ("LISTS_EXCLUSION", ("exclusion",)),
     }
 
     question: Text
@@ -790,6 +850,10 @@ class Closure(Record):
     default_label: Key = "inconclusive"
     canonicalisation: Key = "RFC8785-JCS+sha256"
     supersedes: list[Ref] = []
+    #: claims read and not admitted as evidence, one Exclusion per (claim, proposition)
+    excluded: list[Ref] = []
+    #: completeness declarations of the policy that closed no scope here, with the reason
+    ignored_completeness: list[IgnoredDeclaration] = []
     closed_at: Instant
     signature: Signature | None = None
 

@@ -31,7 +31,9 @@ from gaf.errors import InvalidRecord
 from gaf.records import Band, Role, Strength, VerdictRules
 
 #: The engine version a closure records; change it whenever results could change.
-ENGINE = "gaf-hcategoriser/1"
+#: 2: a derived premise whose rule's premises are merely absent outside a closed
+#:    scope reads as unknown, not false (changed by the what-if work, 2ae8d37).
+ENGINE = "gaf-hcategoriser/2"
 #: Declared precision: fixed-point tolerance, and digits results are rounded to.
 EPSILON = 1e-12
 DIGITS = 12

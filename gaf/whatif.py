@@ -18,11 +18,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from gaf.errors import UnknownReference
 from gaf.derive import Ground, holds_grounds
 from gaf.projection import Evaluated, bind_head, cone_claims, evaluate_over, ground_of, proposition_of
 from gaf.records import Claim, Closure, CompletenessDeclaration, Projection, Proposition, VerdictRules
+from gaf.rules import Atom, Not, is_var, is_wild
 from gaf.store.base import GafStore
+from gaf.types import Key
 from gaf.verdict import Judgement, judge, rule_params
 
 #: The observer synthetic claims are attributed to: they are hypotheses, never stored.
@@ -149,7 +153,7 @@ def search(
     changes = _candidates(policy, rules, closure, claims, evaluated)
     report = WhatIf(closure.id, base.label, base.strength,
                     cone={"claims": len({c.claim.id for c in changes if c.kind == "retract"}),
-                          "unknown_premises": len(_all_unknown(rules, evaluated, closure.subject)),
+                          "unknown_premises": len({ground_of(p) for p in _all_unknown(rules, evaluated, closure.subject)}),
                           "closed_scopes": len(closure.completeness)},
                     interval=(base.low, base.high))  # fmt: skip
     deadline = clock() + seconds
@@ -197,7 +201,9 @@ def _unknown_premises(rules: VerdictRules, evaluated: Evaluated, subject: str) -
         if ground in seen or ground[1] is None:
             continue
         seen.add(ground)
-        out.append(proposition_of(ground))
+        statable = _statable(ground)
+        if statable is not None:
+            out.append(statable)
         for rule in sorted(evaluated.policy.derivation_rules, key=lambda r: r.ref):
             binding = bind_head(rule.head, *ground)
             for body in rule.bodies if binding is not None else ():
@@ -205,13 +211,47 @@ def _unknown_premises(rules: VerdictRules, evaluated: Evaluated, subject: str) -
     return out
 
 
+_KEY: TypeAdapter[str] = TypeAdapter(Key)
+
+
+def _is_key(value: Any) -> bool:
+    try:
+        _KEY.validate_python(value)
+    except ValidationError:
+        return False
+    return True
+
+
+def _statable(ground: Ground) -> Proposition | None:
+    """The proposition a claim would state to settle a ground atom, or None if no statement can.
+
+    Rules bind variables to whatever statements carry, so a premise's subject can be
+    another statement's value (``po(?subject, ?N), order(?N)`` with ``N = 12`` or ``true``)
+    and its argument a string no key can be (``""``). A statement's subject is a key, so
+    the first kind no claim can settle; the second is a value, not an object."""
+    predicate, subject, target = ground
+    if not _is_key(subject):
+        return None
+    if isinstance(target, str) and not _is_key(target):
+        return Proposition.shared(subject=subject, predicate=predicate, value=target)
+    return proposition_of(ground)
+
+
 def _all_unknown(rules: VerdictRules, evaluated: Evaluated, subject: str) -> list[Proposition]:
-    """The unknown premises, once each: those the projection left unresolved (with their valid
-    interval), then those only the verdict rules reach (an atom carries no interval)."""
-    by_ground = {ground_of(p): p for p in evaluated.unresolved}
+    """The unknown premises: every proposition the projection left unresolved, then the atoms
+    only the verdict rules reach (with no interval: an atom carries none).
+
+    One ground atom can be stated by several propositions that differ only in their valid
+    interval — the one a claim made, and the bare atom a derivation's trace names. Each is
+    kept: a claim settles only the proposition it states, so a denial of the bare atom
+    leaves the claimed one unknown, and the atom with it; only a denial of the claimed
+    proposition makes the atom false."""
+    by_id = {p.id: p for p in evaluated.unresolved}
+    stated = {ground_of(p) for p in by_id.values()}
     for p in _unknown_premises(rules, evaluated, subject):
-        by_ground.setdefault(ground_of(p), p)
-    return sorted(by_ground.values(), key=lambda p: p.id)
+        if ground_of(p) not in stated:
+            by_id.setdefault(p.id, p)
+    return sorted(by_id.values(), key=lambda p: p.id)
 
 
 def _candidates(policy: Projection, rules: VerdictRules, closure: Closure, claims: list[Claim], evaluated: Evaluated) -> list[Change]:
@@ -220,7 +260,8 @@ def _candidates(policy: Projection, rules: VerdictRules, closure: Closure, claim
     * retracting each claim the evaluations rest on;
     * a claim settling each unknown premise, either way;
     * a claim contesting each accepted or rejected premise (the opposite polarity);
-    * a claim falling into each closed scope the closure relied on.
+    * a claim falling into each closed scope the closure relied on, and one more for each
+      argument the rules look for in it (``p(?x, true)``, ``p(?x, ?amount)`` with a parameter).
 
     Added claims come from each source the policy trusts for the predicate,
     authoritative first: which source speaks can decide whether a claim counts."""
@@ -253,8 +294,28 @@ def _candidates(policy: Projection, rules: VerdictRules, closure: Closure, claim
             add(p, polarity, f"contests the {ev.outcome.value} {p.predicate}")
     for scope in sorted(policy.completeness, key=lambda d: d.id):
         if scope.id in closure.completeness:
-            out.append(Change("add", _into_scope(scope, claims, closure.as_of, closure.subject), "falls into a closed scope the closure relied on"))
+            named = [a for a in _named(policy, rules, scope.predicate) if scope.object == "*" or (isinstance(a, str) and _fits(scope.object, a))]
+            into = {c.id: c for c in (_into_scope(scope, claims, closure.as_of, closure.subject, a) for a in [None, *named])}
+            out += [Change("add", c, "falls into a closed scope the closure relied on") for c in into.values()]
     return out
+
+
+def _named(policy: Projection, rules: VerdictRules, predicate: str) -> list[Any]:
+    """The constants the rules read a predicate's second argument as, in a fixed order:
+    ``p(?x, true)``, or ``p(?x, ?amount)`` where a verdict rule's parameter gives ``?amount``.
+    Inside a closed scope, only a claim carrying one of them makes such an atom true."""
+    read = [(c, rule_params(r)) for r in rules.rules for c in r.condition]
+    read += [(c, {}) for d in policy.derivation_rules for b in d.bodies for c in b.when]
+    out: dict[tuple[str, str], Any] = {}
+    for clause, params in read:
+        a = clause.not_ if isinstance(clause, Not) else clause
+        if not isinstance(a, Atom) or a.predicate != predicate or a.object is None or is_wild(a.object):
+            continue
+        if is_var(a.object) and a.object not in params:
+            continue
+        value = params.get(a.object, a.object) if is_var(a.object) else a.object
+        out.setdefault((type(value).__name__, repr(value)), value)  # true, 1 and 1.0 are three
+    return [out[k] for k in sorted(out)]
 
 
 def _trusted_sources(policy: Projection) -> dict[str, list[str]]:
@@ -272,15 +333,18 @@ def _hypothesis(source: str, statement: dict[str, Any], at: datetime) -> Claim:
                  scope="what-if", statements=[statement])  # fmt: skip
 
 
-def _into_scope(scope: CompletenessDeclaration, claims: list[Claim], at: datetime, subject: str) -> Claim:
+def _into_scope(scope: CompletenessDeclaration, claims: list[Claim], at: datetime, subject: str, named: Any = None) -> Claim:
     """A claim from the declaring source inside the scope: about the closure's subject if it
-    fits, else on a subject already in the cone if one fits."""
+    fits, else on a subject already in the cone if one fits; carrying the argument a rule
+    names if one is given."""
     subjects = sorted({s.subject for c in claims for s in c.statements if _fits(scope.subject, s.subject)})
     if _fits(scope.subject, subject):
         subjects = [subject]
     subject = subjects[0] if subjects else scope.subject.rstrip("*") + "what-if"
     st: dict[str, Any] = {"subject": subject, "predicate": scope.predicate, "valid": scope.valid.model_dump(mode="json")}
-    if scope.object != "*":
+    if named is not None:
+        st["object" if _is_key(named) else "value"] = named
+    elif scope.object != "*":
         st["object"] = scope.object.rstrip("*") + ("what-if" if scope.object.endswith("*") else "")
     else:
         st["value"] = True

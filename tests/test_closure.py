@@ -33,7 +33,7 @@ def test_the_closure_freezes_what_a_replay_needs(store):
     c1, _ = close_both(store)
     closure = c1.closure
     assert closure.projection_version == 1 and closure.rules_version == 1
-    assert closure.engine == "gaf-hcategoriser/1" and closure.canonicalisation == "RFC8785-JCS+sha256"
+    assert closure.engine == "gaf-hcategoriser/2" and closure.canonicalisation == "RFC8785-JCS+sha256"
     assert closure.completeness and closure.as_of == BEFORE_E and closure.subject == RENT_JULY
     assert {rel for rel, _ in store.edges_from(closure.id)} >= {"CLOSES", "UNDER", "JUDGED_BY", "ASSUMES_COMPLETE"}
 
@@ -88,7 +88,7 @@ def test_changed_rules_are_reported_as_the_rules_layer(store):
 
 def test_another_engine_is_reported_as_the_runtime_engine_layer(store):
     _, c2 = close_both(store)
-    assert _layers(replay(store, c2.closure.id, engine="gaf-hcategoriser/2")) == ["runtime/engine"]
+    assert _layers(replay(store, c2.closure.id, engine="gaf-hcategoriser/0")) == ["runtime/engine"]
 
     def defective(rules, facts, *, subject):
         j = judge(rules, facts, subject=subject)

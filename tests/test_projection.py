@@ -183,8 +183,9 @@ def test_one_claim_can_support_one_proposition_and_refute_another():
 def test_a_partys_statement_of_the_conclusion_is_not_evidence():
     p = policy(parties=[PARTY.id], conclusions=["paid"])
     ev = evaluate_over(p, [claim(NOTES, st_("x", "paid"), observer=PARTY)], as_of=LATER)
-    (e,) = ev.evaluations
-    assert e.outcome == "unknown" and "party's statement of the conclusion" in e.reason
+    assert ev.evaluations == [] and ev.unresolved == []  # excluded, so not even unknown
+    (ex,) = ev.exclusions
+    assert "party's statement of the conclusion" in ex.reason
     assert ev.candidate("paid", "x") == []
     ev = evaluate_over(p, [claim(NOTES, st_("x", "paid"), observer=OBSERVER)], as_of=LATER)
     assert len(ev.candidate("paid", "x")) == 1

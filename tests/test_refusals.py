@@ -7,19 +7,24 @@ and says what to do; and nothing is written.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from gaf.errors import DuplicateKey, InvalidRecord, LeadingZero
+from gaf.cli import app
+from gaf.closure import close
+from gaf.errors import DuplicateKey, GafError, InvalidRecord, LeadingZero
 from gaf.ledger import ingest
-from gaf.policies import read_policy, read_rules, unestablished_predicates
-from gaf.records import VerdictRules
+from gaf.policies import publish, read_policy, read_rules, unestablished_predicates
+from gaf.projection import project
+from gaf.records import Proposition, Statement, VerdictRules
 from gaf.rules import UnestablishedPredicate
 from gaf.store import GafStore
 from tests.conftest import NOW, RENT
-from tests.rentcase import load
+from tests.rentcase import BEFORE_E, RENT_JULY, agent_id, load
 
 #: Someone and something to say things, ahead of the claims of each file.
 PARTIES = """\
@@ -126,7 +131,53 @@ def test_every_yaml_error_names_file_line_and_column(ladybug_store, tmp_path, te
     assert ladybug_store.counts() == {}
 
 
+# ---------------------------------------------------------------------- object and value
+
+
+def test_statement_with_object_and_value_is_refused(store, tmp_path):
+    path = _claims(tmp_path, "    - {subject: 'payment:1', predicate: credited_to, object: 'account:a', value: 1000}\n", "both.yaml")
+    before = store.counts()
+    with pytest.raises(GafError) as info:
+        ingest(store, path, recorded_at=NOW)
+    (first, *_) = info.value.errors
+    assert isinstance(first, InvalidRecord) and first.where == f"{path}:3"
+    assert "credited_to(payment:1) has both an object ('account:a') and a value (1000): keep object if it names another" in first.what
+    assert store.counts() == before
+
+
+def test_proposition_with_object_and_value_is_refused():
+    with pytest.raises(ValueError, match="keep object if it names another thing"):
+        Proposition(subject="payment:1", predicate="credited_to", object="account:a", value=1000)
+    with pytest.raises(ValueError, match="and drop the other"):
+        Statement(subject="payment:1", predicate="credited_to", object="account:a", value=1000)
+
+
 # ---------------------------------------------------------------------- predicates nothing establishes
+
+
+def _rent_rules(**renames: str) -> VerdictRules:
+    """The rent case's verdict rules with some condition predicates renamed (a typo, say)."""
+    rules = read_rules(RENT / "verdict-rules.yaml")
+    data = rules.model_dump(mode="json", exclude={"id"})
+    for rule in data["rules"]:
+        rule["condition"] = [json.loads(re.sub(r'"predicate": "(\w+)"', lambda m: f'"predicate": "{renames.get(m[1], m[1])}"',
+                                               json.dumps(c))) for c in rule["condition"]]  # fmt: skip
+    return VerdictRules.model_validate(data | {"version": 2})
+
+
+def test_verdict_rule_naming_unestablished_predicate_is_refused_at_close_with_suggestion(store):
+    policy = load(store)
+    rules = publish(store, _rent_rules(paid="payd"))
+    projected = project(store, policy, as_of=BEFORE_E, reviewer=agent_id(store, "registry-clerk"), at=BEFORE_E)
+    before = store.counts()
+    with pytest.raises(UnestablishedPredicate) as info:
+        close(store, projected.gaf.id, rules, subject=RENT_JULY, as_of=BEFORE_E, closed_at=BEFORE_E)
+    assert info.value.what == (
+        "verdict rule paid-by-allocated-transfer names payd, which no rule derives and no trusted source "
+        "establishes under rent-delinquency@1; did you mean paid?"
+    )
+    assert info.value.where == "rent-paid@2" and "gaf rules revise" in info.value.hint
+    assert store.counts() == before
 
 
 def test_a_negated_condition_naming_an_unestablished_predicate_is_found_too(ladybug_store):
@@ -143,6 +194,25 @@ def test_a_negated_condition_naming_an_unestablished_predicate_is_found_too(lady
     ]
     assert found[2].describe(policy.ref).endswith("under rent-delinquency@1")  # no suggestion when nothing is close
     assert unestablished_predicates(read_rules(RENT / "verdict-rules.yaml"), policy) == []
+
+
+def test_rules_add_warns_of_unestablished_predicate_and_succeeds(store, tmp_path):
+    load(store)
+    typo = tmp_path / "typo.yaml"
+    typo.write_text((RENT / "verdict-rules.yaml").read_text().replace('["paid(?subject)"]', '["payd(?subject)"]'))
+    target = store.location
+    if store.dialect == "ladybug":
+        store.close()  # one process holds the embedded store at a time; the CLI opens it itself
+    runner = CliRunner()
+    good = runner.invoke(app, ["rules", "add", str(RENT / "verdict-rules.yaml"), "--store", target])
+    assert good.exit_code == 0 and "warning" not in good.stderr, good.stderr
+    warned = runner.invoke(app, ["rules", "revise", str(typo), "--store", target, "--json"])
+    assert warned.exit_code == 0, warned.output
+    assert json.loads(warned.stdout)["version"] == 2
+    assert (
+        "warning: verdict rule paid-by-allocated-transfer names payd, which no rule derives and no trusted source "
+        "establishes under any published policy (rent-delinquency@1); did you mean paid?"
+    ) in warned.stderr
 
 
 def test_derivation_rule_naming_unestablished_predicate_suggests_the_closest(ladybug_store, tmp_path):

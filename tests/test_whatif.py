@@ -22,19 +22,19 @@ def test_on_the_first_closure_a_claim_establishing_the_allocation_flips_it_to_pa
     assert "paid-by-allocated-transfer" in flips[0].rules_changed
 
 
-def test_on_the_first_closure_retracting_the_bank_ledger_claim_leaves_it_undetermined_but_changes_its_strength(store):
+def test_on_the_first_closure_retracting_the_bank_ledger_claim_flips_it_to_unpaid(store):
     c1, _ = close_both(store)
     (ledger,) = store.find("source", key="bank-ledger")
     (claim_c,) = [c for c in store.find("claim") if c.source == ledger.id]
     report = whatif(store, c1.closure.id)
     assert report.interval == (-1.0, 1.0)  # both the warrant and the rebuttal unknown
     (found,) = [f for f in report.findings if [(c.kind, c.claim.id) for c in f.changes] == [("retract", claim_c.id)]]
-    assert found.old_label == found.new_label == "undetermined" and not found.flips
-    # Without the ledger's payment, the closed scope makes the arrears rebuttal hold:
-    # the verdict can no longer come out paid — its interval narrows to [-1, 0].
-    assert found.new_interval == (-1.0, 0.0)
+    # Without the ledger's payment, the closed scope makes the arrears rebuttal hold, and
+    # the tenant's "paid" and the landlord's "unpaid" are parties' statements of the
+    # conclusion: excluded, they leave nothing unknown — a refutation, not undetermined.
+    assert (found.old_label, found.new_label, found.flips) == ("undetermined", "unpaid", True)
+    assert found.new_interval == (-1.0, -1.0)
     assert "arrears-established" in found.rules_changed
-    assert "undetermined -1.000 [-1.000 … +1.000] → undetermined -1.000 [-1.000 … +0.000]" in report.text()
 
 
 def test_on_the_second_closure_it_finds_what_would_bring_it_back(store):
