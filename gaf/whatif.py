@@ -258,7 +258,8 @@ def _candidates(policy: Projection, rules: VerdictRules, closure: Closure, claim
     """The single changes of the cone, in a fixed order:
 
     * retracting each claim the evaluations rest on;
-    * a claim settling each unknown premise, either way;
+    * a claim settling each unknown premise, either way (one with no argument also with
+      each argument the rules look for);
     * a claim contesting each accepted or rejected premise (the opposite polarity);
     * a claim falling into each closed scope the closure relied on, and one more for each
       argument the rules look for in it (``p(?x, true)``, ``p(?x, ?amount)`` with a parameter).
@@ -283,10 +284,14 @@ def _candidates(policy: Projection, rules: VerdictRules, closure: Closure, claim
 
     # The unknown premises: propositions the projection left unresolved, and the atoms the
     # verdict rules found unknown — including ones no claim mentions at all (open world).
+    # An atom with no argument may stand for a pattern (``p(x, ?V)`` that nothing matched):
+    # it is also tried with each argument the rules look for, as a closed scope is entered.
     unknown = _all_unknown(rules, evaluated, closure.subject)
     for p in unknown:
-        for polarity in ("affirmed", "denied"):
-            add(p, polarity, f"settles the unknown {p.predicate} ({polarity})")
+        named = _named(policy, rules, p.predicate) if p.object is None and p.value is None else []
+        for q in [p, *(_statable((p.predicate, p.subject, a)) for a in named)]:
+            for polarity in ("affirmed", "denied"):
+                add(q, polarity, f"settles the unknown {p.predicate} ({polarity})")  # type: ignore[arg-type]
     for ev in sorted(evaluated.evaluations, key=lambda e: e.id):
         if ev.outcome.value in ("accepted", "rejected") and ev.proposition not in {p.id for p in unknown}:
             p = evaluated.propositions[ev.proposition]

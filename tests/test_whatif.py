@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from gaf.whatif import whatif
+from gaf.rules import atom
+from gaf.whatif import search, whatif
 from tests.rentcase import PAYMENT, RENT_JULY, close_both
+from tests.worlds import SOURCES, SUBJECT, build, contested_premise_with_a_twin
 
 
 def _changes(report) -> list[str]:
@@ -51,3 +53,33 @@ def test_a_time_limit_stops_the_search_and_says_how_far_it_got(store):
     ticks = iter(range(1000))
     report = whatif(store, c1.closure.id, seconds=3, clock=lambda: next(ticks))
     assert not report.complete and "time limit 3 s" in report.stopped and report.tried < 10
+
+
+def test_search_handles_boolean_and_numeric_premises():
+    # po(?subject, ?N), order(?N): a rule makes another statement's value the subject of a
+    # premise. No claim can state order(true) or order(12), so they are no candidates — and
+    # the search says so by leaving them out, not with a validation error.
+    for value in (True, 12, 2.5, "", " padded"):
+        w = build(["p0", "p1"], [], [], [{"role": "warrant", "condition": [atom("p0", "?subject", "?V"), atom("p1", "?V")], "qualifier": 1.0}],
+                  [], [(0, "p0", "affirmed")], {"p0": {"value": value}})  # fmt: skip
+        report = search(w.policy, w.rules, w.claims, w.closure, max_size=1)
+        assert report.complete and report.label == "undetermined"
+        assert all(s.subject == SUBJECT for f in report.findings for c in f.changes for s in c.claim.statements)
+
+
+def test_a_closed_scope_is_entered_with_the_value_a_rule_looks_for():
+    # p0(?subject, 3) is false by absence inside the closed scope; only a claim carrying 3 makes it true.
+    w = build(["p0"], ["p0"], [], [{"role": "warrant", "condition": [atom("p0", "?subject", 3)], "qualifier": 1.0}], [], [])
+    report = search(w.policy, w.rules, w.claims, w.closure, max_size=1)
+    assert report.label == "no"
+    assert [c.describe() for f in report.findings if f.flips for c in f.changes] == ["add p0(case:1, 3) — falls into a closed scope the closure relied on"]
+
+
+def test_denial_from_trusted_source_is_a_candidate():
+    w = contested_premise_with_a_twin()
+    report = search(w.policy, w.rules, w.claims, w.closure, max_size=1)
+    assert report.label == "undetermined"
+    (change,) = [c for f in report.findings if f.new_label == "no" for c in f.changes if c.kind == "add"]
+    assert change.describe() == "add NOT p2(case:1) — settles the unknown p2 (denied)"
+    assert change.claim.source == SOURCES[0]  # the authoritative source: the trusted one can only add to the conflict
+    assert change.claim.statements[0].valid == w.claims[0].statements[0].valid  # the claimed proposition, not its twin

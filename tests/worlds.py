@@ -83,16 +83,32 @@ def additions(arguments: dict[str, Argument] | None = None) -> list[Claim]:
 
 def scalars() -> st.SearchStrategy[Any]:
     """Every type of value a statement may carry, as canonical JSON can hold it: finite
-    floats, and integers JSON holds exactly (within ±(2**53 - 1))."""
+    floats, and integers JSON holds exactly (within ±(2**53 - 1)).
+
+    Strings are keys here: the projection names the atoms a derivation leaves unknown as
+    propositions, taking a string for an object, and ``""`` or ``" x"`` is no object."""
     return st.one_of(st.booleans(), st.integers(-(2**53 - 1), 2**53 - 1), st.floats(allow_nan=False, allow_infinity=False),
-                     st.text(max_size=3))  # fmt: skip
+                     _keys())  # fmt: skip
+
+
+def _keys() -> st.SearchStrategy[str]:
+    return st.text(alphabet="ab: ", min_size=1, max_size=3).filter(lambda k: k == k.strip())
 
 
 def arguments() -> st.SearchStrategy[dict[str, Argument]]:
-    """Each base predicate's second argument: none, an object, or a value."""
-    keys = st.text(alphabet="ab: ", min_size=1, max_size=3).filter(lambda k: k == k.strip())
-    one = st.one_of(st.just({}), keys.map(lambda k: {"object": k}), scalars().map(lambda v: {"value": v}))
-    return st.fixed_dictionaries({p: one for p in BASE})
+    """Each base predicate's second argument: none, an object, or a value.
+
+    A world never holds both ``true`` and ``1`` (or ``false`` and ``0``): the derivation
+    engine compares terms as Python does, where they are equal, though JSON and every
+    proposition id tell them apart."""
+    one = st.one_of(st.just({}), _keys().map(lambda k: {"object": k}), scalars().map(lambda v: {"value": v}))
+    return st.fixed_dictionaries({p: one for p in BASE}).filter(_apart)
+
+
+def _apart(arguments: dict[str, Argument]) -> bool:
+    values = [v for a in arguments.values() for v in a.values()]
+    flags = [v for v in values if isinstance(v, bool)]
+    return not any(f == v for f in flags for v in values if not isinstance(v, bool) and isinstance(v, (int, float)))
 
 
 @st.composite
@@ -104,17 +120,16 @@ def literal(draw, predicates, var: str) -> str:
 
 @st.composite
 def argued_literal(draw, predicates, var: str, arguments: dict[str, Argument], joins: bool = False) -> Atom | Not:
-    """A rule literal whose second argument is absent or one of the world's arguments (any
-    predicate's: a constant no claim carries is a pattern nothing matches); with ``joins``,
+    """A rule literal whose second argument is absent or the predicate's own; with ``joins``,
     also ``p(var, ?V)`` or ``p(?V)``, so a value one statement carries becomes the subject
     of another premise.
 
-    Without ``joins`` (derivation bodies), a string constant is a key: the projection names
-    the atoms a derivation left unknown as propositions, and a string that is no key (``""``)
-    cannot be a proposition's object."""
-    constants = [v for a in arguments.values() for v in a.values() if joins or not isinstance(v, str) or _key(v)]
-    shapes = [(var, None), *((var, c) for c in constants), *([(var, "?V"), ("?V", None)] if joins else [])]
-    a = atom(draw(st.sampled_from(predicates)), *draw(st.sampled_from(shapes)))
+    A constant is only ever the predicate's own argument: ``p(?R, 3)`` beside claims of
+    ``p(x, 1)`` would make the derivation's trace name ``p(x, 3)``, a second proposition
+    of an atom ``p(?subject)`` reads — a world of twins, which this one is not."""
+    predicate = draw(st.sampled_from(predicates))
+    own = [(var, v) for v in arguments.get(predicate, {}).values()]
+    a = atom(predicate, *draw(st.sampled_from([(var, None), *own, *([(var, "?V"), ("?V", None)] if joins else [])])))
     return not_(a) if draw(st.booleans()) else a
 
 
@@ -124,10 +139,6 @@ RuleLiteral = str | Atom | Not
 
 def _negated(literal: RuleLiteral) -> bool:
     return isinstance(literal, Not) or (isinstance(literal, str) and literal.startswith("not "))
-
-
-def _key(text: str) -> bool:
-    return text == text.strip() and text != ""
 
 
 def _positive_first(body: list[RuleLiteral], var: str) -> list[RuleLiteral]:
@@ -262,3 +273,22 @@ def excluding_world(draw) -> World:
                                    min_size=1, max_size=3, unique_by=lambda s: s[0]))  # fmt: skip
         said.append((speaker, statements))
     return with_exclusions(base, said)
+
+
+# ---------------------------------------------------------------------- worlds a test pins
+
+
+def contested_premise_with_a_twin() -> World:
+    """The README's failing run (issue 16): ``missed: add NOT p2(case:1) — brute force
+    (undetermined → no)``.
+
+    A trusted source both affirms and denies p2, so p2 is unknown; d0's trace names p2
+    again without the claims' valid interval — a twin proposition of the same atom. Only
+    the authoritative source's denial of the claimed p2 settles the atom: a denial of the
+    twin leaves the claimed p2 unknown, and the atom with it."""
+    return build(
+        trusted=["p2"], closed=[], derived=[["not p2(?R)", "p2(?R)"]],
+        verdict=[{"role": "warrant", "condition": ["p2(?subject)"], "qualifier": 1.0},
+                 {"role": "rebuttal", "condition": ["not p2(?subject)"], "qualifier": 1.0}],
+        defeats=[], claims=[(1, "p2", "affirmed"), (1, "p2", "denied")],
+    )  # fmt: skip
