@@ -65,7 +65,7 @@ def test_projection_doc_examples_print_what_the_doc_says(tmp_path: Path) -> None
     examples = shown_examples(PROJECTION_DOC.read_text())
     assert len(examples) >= 4, "the refused-input and last-day examples were not found in docs/projection.md"
     if any("jq " in commands for commands, _ in examples) and shutil.which("jq") is None:
-        pytest.skip("the examples pick ids out of --json with jq, which is not installed")
+        pytest.skip(reason="the examples pick ids out of --json with jq, which is not installed")
     rent = tmp_path / "rent"
     shutil.copytree(ROOT / "examples" / "rent", rent)
     scratch = tmp_path / "scratch"
