@@ -398,7 +398,7 @@ def neo4j_plan(driver: Any, store: Any, *, profile: bool) -> dict[str, Any]:
     Returns, per relationship (ASSERTS/DENIES), where the plan starts (its leaf
     operators) and, when profiled, the total database hits.
     """
-    from gaf.projection import _CONE_EXACT
+    from gaf.store.questions import _CONE_EXACT
 
     params = _cone_params(store)
     out: dict[str, Any] = {}

@@ -29,7 +29,6 @@ from gaf.records import (
     Grant,
     Verdict,
     Waiver,
-    parse_body,
 )
 from gaf.store.base import GafStore
 from gaf.types import format_instant
@@ -192,10 +191,10 @@ def _check(store: GafStore, action: Action, at: datetime) -> None:
     policy = _need(store, action.policy, ActionPolicy, "action policy")
     grant = _need(store, action.grant, Grant, "grant")
     closure = _need(store, verdict.closure, Closure, "closure")
-    later = store.read(_SUPERSEDED, {"id": closure.id})
+    later = store.superseded_by(closure.id)
     if later and not action.compensates:
         raise ActionRefused(
-            f"the closure behind {verdict.id} was superseded by {later[0]['id']}",
+            f"the closure behind {verdict.id} was superseded by {later[0]}",
             hint="act on the verdict of the superseding closure",
         )
     base_kind = action.action_kind.removeprefix("compensate:")
@@ -217,7 +216,7 @@ def _check(store: GafStore, action: Action, at: datetime) -> None:
         raise ActionRefused(f"amount {action.amount:g} is over the grant's limit of {grant.max_amount:g}")
     if grant.frequency is not None:
         since = at - timedelta(days=grant.period_days)
-        used = executed_under(store, grant.id, since, at)
+        used = store.executed_under(grant.id, since, at)
         if used >= grant.frequency:
             raise ActionRefused(
                 f"grant {grant.id} allows {grant.frequency} action(s) per {grant.period_days} days; "
@@ -239,23 +238,6 @@ def _waived(store: GafStore, action: Action, policy: ActionPolicy, closure: Clos
     return isinstance(waiver, Waiver) and waiver.policy == policy.id and waiver.closure == closure.id
 
 
-# Closures that supersede a given one.
-_SUPERSEDED = "MATCH (n:Closure)-[:SUPERSEDES]->(o:Closure {id: $id}) RETURN n.id AS id ORDER BY id"
-# Executed statuses of actions under one grant within a window.
-_EXECUTED_UNDER = (
-    "MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action)-[:UNDER_GRANT]->(g:Grant {id: $grant}) "
-    "WHERE s.status = 'executed' AND s.at > $since AND s.at <= $until RETURN count(s) AS n"
-)
-# Every status of one action.
-_STATUSES = "MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action {id: $id}) RETURN s.id AS id, s.body AS body"
-
-
-def executed_under(store: GafStore, grant_id: str, since: datetime, until: datetime) -> int:
-    """How many actions under a grant were executed in (since, until]."""
-    rows = store.read(_EXECUTED_UNDER, {"grant": grant_id, "since": format_instant(since), "until": format_instant(until)})
-    return rows[0]["n"] if rows else 0
-
-
 _ORDER = {s: i for i, s in enumerate(ActionStatusName)}
 
 
@@ -266,8 +248,7 @@ def status_order(status: ActionStatus) -> tuple[Any, int]:
 
 def statuses(store: GafStore, action_id: str) -> list[ActionStatus]:
     """An action's statuses in the order they happened."""
-    found = [parse_body(r["body"], r["id"]) for r in store.read(_STATUSES, {"id": action_id})]
-    return sorted(found, key=status_order)  # type: ignore[arg-type, return-value]
+    return sorted((status for _, _, status in store.action_statuses([action_id])), key=status_order)
 
 
 def latest_status(store: GafStore, action_id: str) -> ActionStatus:

@@ -143,18 +143,9 @@ def route_exceptions(store: GafStore, closed: Closed, at: datetime) -> list[Poli
     return out
 
 
-# Exceptions that no case decision has settled yet.
-_QUEUE = (
-    "MATCH (e:PolicyException) WHERE NOT EXISTS { MATCH (:CaseDecision)-[:SETTLES]->(e) } "
-    "RETURN e.id AS id ORDER BY e.raised_at, e.id"
-)
-
-
 def review_queue(store: GafStore) -> list[PolicyException]:
     """Policy exceptions waiting for a person, oldest first."""
-    ids = [row["id"] for row in store.read(_QUEUE)]
-    found = store.get_many(ids)
-    return [found[i] for i in ids]  # type: ignore[misc]
+    return store.review_queue()
 
 
 # ---------------------------------------------------------------------- sway

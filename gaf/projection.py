@@ -39,7 +39,6 @@ from gaf.records import (
     Proposition,
     Record,
     matches_pattern,
-    parse_body,
 )
 from gaf.rules import Atom, Not, RuleRef, check_rules, resolve
 from gaf.store.base import GafStore, ItemError, WriteReport
@@ -73,23 +72,6 @@ def cone_predicates(policy: Projection) -> set[str]:
     return preds - {r.head.predicate for r in policy.derivation_rules} | set(policy.conclusions)
 
 
-# Claims stating a proposition with one of these predicates about one exact subject
-# (ASSERTS and DENIES are asked separately: portable Cypher). The cut-off is applied
-# afterwards, in evaluate_over: filtering on it here lets Neo4j's planner start from
-# the Claim(recorded_at) index and read the whole ledger (bench/projection.py found it).
-_CONE_EXACT = {
-    rel: "UNWIND $subjects AS s MATCH (p:Proposition {subject: s}) WHERE p.predicate IN $predicates "
-    f"MATCH (c:Claim)-[:{rel}]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
-    for rel in ("ASSERTS", "DENIES")
-}
-# The same for subjects that start with a prefix.
-_CONE_PREFIX = {
-    rel: "UNWIND $prefixes AS s MATCH (p:Proposition) WHERE p.subject STARTS WITH s AND p.predicate IN $predicates "
-    f"MATCH (c:Claim)-[:{rel}]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
-    for rel in ("ASSERTS", "DENIES")
-}
-
-
 def cone_claims(store: GafStore, policy: Projection, as_of: datetime) -> list[Claim]:
     """The claims recorded by the cut-off that state something in the question's cone, by id."""
     cutoff = format_instant(min(as_of, policy.cutoff) if policy.cutoff else as_of)
@@ -97,34 +79,15 @@ def cone_claims(store: GafStore, policy: Projection, as_of: datetime) -> list[Cl
     patterns = policy.scope.subjects or ["*"]
     exact = sorted(p for p in patterns if not p.endswith("*"))
     prefixes = sorted(p[:-1] for p in patterns if p.endswith("*"))
-    found: dict[str, Claim] = {}
-    for rel in ("ASSERTS", "DENIES"):
-        rows = []
-        if exact:
-            rows += store.read(_CONE_EXACT[rel], {"subjects": exact, "predicates": predicates})
-        if prefixes:
-            rows += store.read(_CONE_PREFIX[rel], {"prefixes": prefixes, "predicates": predicates})
-        for row in rows:
-            if row["id"] not in found:
-                found[row["id"]] = parse_body(row["body"], row["id"])  # type: ignore[assignment]
-    invalid = invalidations(store, {c.source for c in found.values()}, as_of)
-    return [found[k] for k in sorted(found) if format_instant(found[k].recorded_at) <= cutoff and not _invalidated(found[k], invalid)]
-
-
-# Invalidations of some sources, recorded by a time.
-_INVALIDATIONS = (
-    "UNWIND $sources AS s MATCH (i:SourceInvalidation)-[:INVALIDATES]->(:Source {id: s}) "
-    "WHERE i.recorded_at <= $as_of RETURN s AS source, i.invalid_from AS invalid_from"
-)
+    # The cut-off is applied here, not in the store's question: see gaf.store.questions.
+    found = store.cone_claims(exact, prefixes, predicates)
+    invalid = store.invalidations({c.source for c in found}, as_of)
+    return [c for c in found if format_instant(c.recorded_at) <= cutoff and not _invalidated(c, invalid)]
 
 
 def invalidations(store: GafStore, sources: Iterable[str], as_of: datetime) -> dict[str, str]:
     """For each invalidated source among these, the earliest time from which its claims are void."""
-    out: dict[str, str] = {}
-    rows = store.read(_INVALIDATIONS, {"sources": sorted(sources), "as_of": format_instant(as_of)})
-    for row in rows:
-        out[row["source"]] = min(out.get(row["source"], row["invalid_from"]), row["invalid_from"])
-    return out
+    return store.invalidations(sources, as_of)
 
 
 def _invalidated(claim: Claim, invalid: dict[str, str]) -> bool:

@@ -92,12 +92,9 @@ def reopen(
     return Reopened(event, done, sorted(set(to_compensate)))
 
 
-# Closures that supersede one closure.
-_SUPERSEDED_BY = "MATCH (n:Closure)-[:SUPERSEDES]->(o:Closure {id: $id}) RETURN n.id AS id ORDER BY id"
-
-
 def superseded_by(store: GafStore, closure_id: str) -> list[str]:
-    return [row["id"] for row in store.read(_SUPERSEDED_BY, {"id": closure_id})]
+    """The closures that supersede this one (``store.superseded_by``)."""
+    return store.superseded_by(closure_id)
 
 
 def verdict_of(store: GafStore, closure_id: str) -> Verdict | None:

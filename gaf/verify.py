@@ -54,10 +54,7 @@ def verify(store: GafStore, *, progress: Callable[[int], None] | None = None) ->
     report = VerifyReport()
     closures: dict[str, Closure] = {}
     for kind, cls in sorted(RECORD_TYPES.items()):
-        columns = ", ".join(f"n.{c} AS {c}" for c in cls.COLUMNS)
-        # Every node of one label, with its body and the properties copied from it.
-        rows = store.read(f"MATCH (n:{cls.LABEL}) RETURN n.id AS id, n.body AS body{', ' + columns if columns else ''} ORDER BY id")
-        for row in rows:
+        for row in store.stored_nodes(kind):
             report.checked += 1
             record = _check_body(row, report)
             if record is None:

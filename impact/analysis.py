@@ -27,9 +27,8 @@ from typing import Any, Literal
 from gaf.actions import status_order
 from gaf.canonical import kind_of
 from gaf.errors import InvalidRecord, UnknownReference
-from gaf.records import AcceptedFact, ActionStatus, Claim, CompletenessDeclaration, Record, parse_body
-from gaf.store.base import STATEMENT_ROWS, GafStore, Tx, _chunks
-from gaf.store.schema import graph_schema, label_of
+from gaf.records import ActionStatus, Claim, Record
+from gaf.store import GafStore, Snapshot
 from gaf.types import Interval, format_instant
 
 Reason = Literal["positive", "negative", "policy"]
@@ -113,57 +112,8 @@ class Limits:
             raise InvalidRecord(f"impact time limit must be positive, got {self.seconds!r} s")
 
 
-# ---------------------------------------------------------------------- the Cypher
-
-
-def _incoming() -> dict[str, list[tuple[str, str]]]:
-    """For each label: the (relationship, dependent label) pairs that point at it."""
-    out: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for rel, pairs in graph_schema().rels.items():
-        if rel in POSITIVE + NEGATIVE:
-            for src, dst in pairs:
-                out[dst].append((rel, src))
-    return {k: sorted(v) for k, v in out.items()}
-
-
-INCOMING = _incoming()
-
-
-def _dependents_query(dst: str, rels: tuple[str, ...], dialect: str, as_of: bool) -> str:
-    # Records that depend, through any of rels, on the record {ID} of label dst — written
-    # (transaction time) by $as_of in the as-of variant — with the relationship type. One
-    # row whose list holds every (target, dependent, relationship): far cheaper for the
-    # driver to decode than one record per edge.
-    when = "WHERE x.written_at IS NULL OR x.written_at <= $as_of " if as_of else ""
-    rel_type = "label(r)" if dialect == "ladybug" else "type(r)"
-    return f"MATCH (t:{dst} {{{{id: {{ID}}}}}})<-[r:{'|'.join(rels)}]-(x) {when}RETURN collect([{{ID}}, x.id, {rel_type}]) AS rows"
-
-
-DEPENDENTS = {
-    (dst, dialect, as_of): _dependents_query(dst, tuple(sorted({rel for rel, _ in pairs})), dialect, as_of)
-    for dst, pairs in INCOMING.items() for dialect in ("neo4j", "ladybug") for as_of in (False, True)
-}  # fmt: skip
-
-
-def _lookup(tx: Tx, dialect: str, template: str, ids: list[str], params: dict[str, Any] | None = None) -> list[list[Any]]:
-    """The rows a per-record query template collects, for many records.
-
-    ``template`` names the record as ``{ID}`` and returns one ``rows`` list. Neo4j
-    answers all records in one ``UNWIND`` statement (an index seek per id).
-    LadybugDB only uses its primary-key index for a literal or parameter match,
-    not for one fed by ``UNWIND`` (it scans the table), so there each record is
-    one small indexed statement.
-    """
-    extra = params or {}
-    if dialect == "ladybug":
-        single = template.format(ID="$id")
-        return [row for rid in ids for got in tx.run(single, {"id": rid, **extra}) for row in got["rows"]]
-    batched = "UNWIND $ids AS i " + template.format(ID="i")
-    out: list[list[Any]] = []
-    for chunk in _chunks(ids, STATEMENT_ROWS):
-        for got in tx.run(batched, {"ids": list(chunk), **extra}):
-            out.extend(got["rows"])
-    return out
+#: Every dependency relationship a walk follows.
+DEPENDENCY = tuple(sorted(set(POSITIVE + NEGATIVE)))
 
 
 # ---------------------------------------------------------------------- the walk
@@ -190,8 +140,7 @@ def walk(
     """
     for rid in triggers:
         kind_of(rid)  # a malformed id is a typed error before anything runs
-    where = store.location
-    return store._read(lambda tx: _walk(tx, store.dialect, triggers, trigger, as_of, limits, progress, required, where))
+    return store.snapshot(lambda q: _walk(q, triggers, trigger, as_of, limits, progress, required))
 
 
 @dataclass
@@ -231,7 +180,7 @@ class _Expansion:
 
 
 def _expand_by_level(
-    tx: Tx, dialect: str, triggers: dict[str, Reason], stamp: str | None, limits: Limits, progress: Progress | None
+    q: Snapshot, triggers: dict[str, Reason], as_of: datetime | None, limits: Limits, progress: Progress | None
 ) -> _Expansion:
     """One batched statement per label per level; honours every limit and as-of."""
     started = time.monotonic()
@@ -244,12 +193,7 @@ def _expand_by_level(
         if limits.seconds is not None and time.monotonic() - started > limits.seconds:
             out.cut.append(f"time limit {limits.seconds:g} s reached at depth {out.depth}")
             break
-        rows: list[tuple[str, str, str]] = []
-        for dst, ids in _by_label(frontier).items():
-            if dst in INCOMING:
-                template = DEPENDENTS[(dst, dialect, stamp is not None)]
-                rows += [tuple(row) for row in _lookup(tx, dialect, template, ids, {"as_of": stamp} if stamp else None)]
-        frontier = out.level(rows)
+        frontier = out.level(q.dependents(frontier, DEPENDENCY, as_of))
         if len(out.parent) > limits.count:
             out.cut.append(f"count limit {limits.count} reached at depth {out.depth}")
             break
@@ -258,42 +202,17 @@ def _expand_by_level(
     return out
 
 
-#: Every dependency relationship, as one alternation for a variable-length pattern.
-_ALL = "|".join(sorted(set(POSITIVE + NEGATIVE)))
-# Everything that depends on the given records of one label, in one statement: Neo4j plans
-# the DISTINCT end nodes of a variable-length pattern as a pruning breadth-first expand,
-# which visits each record once. Then every dependency edge leaving what was reached, and
-# for each fact reached the justifications of the other facts of its proposition under
-# its projection (for support counting) — the whole report in one round trip.
-_REACH = (
-    "MATCH (t:{label}) WHERE t.id IN $ids "
-    "WITH collect(t) AS ts "
-    "WITH [t IN ts | t.id] AS found, COLLECT {{ UNWIND ts AS t MATCH (t)<-[:{rels}*1..{depth}]-(x) "
-    "RETURN DISTINCT x LIMIT $cap }} AS xs "
-    "CALL {{ WITH xs UNWIND xs AS x MATCH (x)-[r:{rels}]->(y) RETURN collect([y.id, x.id, type(r)]) AS rows }} "
-    "CALL {{ WITH xs UNWIND xs AS f WITH f WHERE f:AcceptedFact "
-    "MATCH (f)-[:STATES]->(:Proposition)<-[:STATES]-(g:AcceptedFact) WHERE g.id <> f.id AND g.projection = f.projection "
-    "RETURN collect([f.id, g.justification]) AS siblings }} "
-    "RETURN found, rows, siblings"
-)
-
-
-def _expand_at_once(tx: Tx, triggers: dict[str, Reason], limits: Limits) -> _Expansion | None:
-    """The whole expansion in one statement per trigger label (Neo4j, present state).
+def _expand_at_once(q: Snapshot, triggers: dict[str, Reason], limits: Limits) -> _Expansion | None:
+    """The whole expansion in one statement per trigger label, where the store can (present state).
 
     The levels are then replayed in memory over the edges found, so the result is the
-    one the level-wise expansion gives. When a depth or count limit would cut the walk,
-    returns None and the level-wise expansion reports precisely where it stopped."""
-    rows: set[tuple[str, str, str]] = set()
-    found: set[str] = set()
-    siblings: dict[str, set[str]] = defaultdict(set)
-    for label, ids in _by_label(sorted(triggers)).items():
-        cypher = _REACH.format(label=label, rels=_ALL, depth=limits.depth)
-        for got in tx.run(cypher, {"ids": ids, "cap": limits.count + 1}):
-            found.update(got["found"])
-            rows.update(tuple(row) for row in got["rows"])
-            for fact, justification in got["siblings"]:
-                siblings[fact].add(justification)
+    one the level-wise expansion gives. When the store cannot, or a depth or count limit
+    would cut the walk, returns None and the level-wise expansion reports precisely where
+    it stopped."""
+    reach = q.reach(sorted(triggers), DEPENDENCY, depth=limits.depth, cap=limits.count + 1)
+    if reach is None:
+        return None
+    rows, found, siblings = reach.edges, reach.found, reach.siblings
     if len({rid for _, rid, _ in rows} | set(triggers)) > limits.count:
         return None  # the statement stopped at count + 1 records: the level-wise walk says where
     by_target: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
@@ -311,25 +230,25 @@ def _expand_at_once(tx: Tx, triggers: dict[str, Reason], limits: Limits) -> _Exp
 
 
 def _walk(
-    tx: Tx, dialect: str, triggers: dict[str, Reason], trigger: dict[str, Any], as_of: datetime | None,
-    limits: Limits, progress: Progress | None, required: str | None, where: str,
+    q: Snapshot, triggers: dict[str, Reason], trigger: dict[str, Any], as_of: datetime | None,
+    limits: Limits, progress: Progress | None, required: str | None,
 ) -> ImpactReport:  # fmt: skip
     stamp = format_instant(as_of) if as_of else None
     expanded = None
-    if dialect == "neo4j" and stamp is None and limits.seconds is None:
-        expanded = _expand_at_once(tx, triggers, limits)
+    if stamp is None and limits.seconds is None:
+        expanded = _expand_at_once(q, triggers, limits)
     if expanded is None:
-        if required is not None and not _lookup(tx, dialect, _EXISTS[label_of(_kind(required))], [required]):
-            raise UnknownReference(f"no {_kind(required)} {required} in {where}")
-        expanded = _expand_by_level(tx, dialect, triggers, stamp, limits, progress)
+        if required is not None and not q.has(required):
+            raise UnknownReference(f"no {_kind(required)} {required} in {q.location}")
+        expanded = _expand_by_level(q, triggers, as_of, limits, progress)
         expanded.found = {required} if required is not None else set()
     elif progress:
         progress(len(expanded.parent), expanded.depth)
     if required is not None and required not in expanded.found:
-        raise UnknownReference(f"no {_kind(required)} {required} in {where}")
+        raise UnknownReference(f"no {_kind(required)} {required} in {q.location}")
     parent, reason, edges, cut = expanded.parent, expanded.reason, expanded.edges, expanded.cut
     if expanded.siblings is None:
-        expanded.siblings = _siblings(tx, dialect, [r for r in parent if _kind(r) == "fact"], stamp)
+        expanded.siblings = q.fact_siblings([r for r in parent if _kind(r) == "fact"], as_of)
     statuses = _statuses(parent, edges, triggers, expanded.siblings)
     affected = [
         Affected(rid, _kind(rid), reason[rid], statuses[rid], _path(parent, rid))
@@ -338,15 +257,8 @@ def _walk(
     ]
     report = ImpactReport(trigger=trigger, affected=affected, complete=not cut, cut=cut, as_of=stamp,
                           edges=sorted(set(edges)))  # fmt: skip
-    report.to_compensate = _executed_actions(tx, dialect, [a.id for a in affected if a.kind == "action"], stamp)
+    report.to_compensate = _executed_actions(q, [a.id for a in affected if a.kind == "action"], stamp)
     return report
-
-
-def _by_label(ids: Iterable[str]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = defaultdict(list)
-    for rid in ids:
-        out[label_of(_kind(rid))].append(rid)
-    return out
 
 
 _RANK = {kind: rank for rank, kind in enumerate(REPORTED)}
@@ -396,41 +308,16 @@ def _statuses(
     return status
 
 
-# The justifications of other facts that state the same proposition under the same projection
-# (found through the proposition node, so no property index is needed on either store).
-_SIBLINGS = (
-    "MATCH (f:AcceptedFact {{{{id: {{ID}}}}}})-[:STATES]->(:Proposition)<-[:STATES]-(g:AcceptedFact) "
-    "WHERE g.id <> f.id AND g.projection = f.projection {when}RETURN collect([{{ID}}, g.justification]) AS rows"
-)
-
-
-def _siblings(tx: Tx, dialect: str, facts: list[str], stamp: str | None) -> dict[str, list[str]]:
-    template = _SIBLINGS.format(when="AND (g.written_at IS NULL OR g.written_at <= $as_of) " if stamp else "")
-    out: dict[str, list[str]] = defaultdict(list)
-    for fact, justification in _lookup(tx, dialect, template, facts, {"as_of": stamp} if stamp else None):
-        out[fact].append(justification)
-    return out
-
-
-# Whether a record exists (the trigger of a question).
-_EXISTS = {label: f"MATCH (t:{label} {{{{id: {{ID}}}}}}) RETURN collect([t.id]) AS rows" for label in graph_schema().nodes}
-
-# The statuses recorded for some actions.
-_STATUSES = "MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action {{id: {ID}}}) RETURN collect([a.id, s.id, s.body, a.compensates]) AS rows"
-
-
-def _executed_actions(tx: Tx, dialect: str, actions: list[str], stamp: str | None) -> list[str]:
+def _executed_actions(q: Snapshot, actions: list[str], stamp: str | None) -> list[str]:
     """The affected actions whose effect stands (latest status, as of the stamp, is executed):
     not those already compensated, and not the compensations themselves — undoing an effect
     of a decision now in doubt needs no undoing."""
     if not actions:
         return []
     latest: dict[str, ActionStatus] = {}
-    for action, status_id, body, compensates in _lookup(tx, dialect, _STATUSES, actions):
+    for action, compensates, status in q.action_statuses(actions):
         if compensates:
             continue
-        status = parse_body(body, status_id)
-        assert isinstance(status, ActionStatus)
         if stamp is not None and format_instant(status.at) > stamp:
             continue
         seen = latest.get(action)
@@ -466,18 +353,11 @@ def new_claim(store: GafStore, claim: Claim, **kw: Any) -> ImpactReport:
     return walk(store, triggers, trigger=trigger, **kw)
 
 
-# Completeness declarations of one source for some predicates.
-_SCOPES = "MATCH (d:Completeness) WHERE d.source = $source AND d.predicate IN $predicates RETURN d.id AS id, d.body AS body"
-
-
 def scopes_hit(store: GafStore, claim: Claim) -> list[str]:
     """The closed scopes a claim falls into: same source and predicate, matching subject
     and object patterns, valid time overlapping the declared interval."""
-    rows = store.read(_SCOPES, {"source": claim.source, "predicates": sorted({s.predicate for s in claim.statements})})
     hit = []
-    for row in rows:
-        decl = parse_body(row["body"], row["id"])
-        assert isinstance(decl, CompletenessDeclaration)
+    for decl in store.completeness_of(claim.source, {s.predicate for s in claim.statements}):
         for st in claim.statements:
             target = st.object if st.object is not None else st.value
             when = st.valid or _instant_interval(claim.observed_at)
@@ -491,24 +371,17 @@ def _instant_interval(at: datetime) -> Interval:
     return Interval(start=at, end=at + timedelta(milliseconds=1))
 
 
-# Closures decided under a projection policy or verdict rules version, with when they were closed.
-_UNDER = {
-    "projection": "MATCH (c:Closure)-[:UNDER]->(p:Projection {id: $id}) RETURN c.id AS id, c.closed_at AS closed_at",
-    "rules": "MATCH (c:Closure)-[:JUDGED_BY]->(p:VerdictRules {id: $id}) RETURN c.id AS id, c.closed_at AS closed_at",
-}
-
-
 def policy_changed(
     store: GafStore, policy_id: str, *, effective: datetime | None = None, retroactive: bool = False, **kw: Any
 ) -> ImpactReport:
     """Every closure decided under a policy or rules version that a change would reach:
     those closed on or after the effective date, or all of them if the change is retroactive."""
     kind = kind_of(policy_id)
-    if kind not in _UNDER:
+    if kind not in ("projection", "rules"):
         raise InvalidRecord(f"{policy_id} is not a projection policy or verdict rules id")
     _require(store, policy_id, kind)
     cutoff = format_instant(effective) if effective and not retroactive else None
-    closures = [r["id"] for r in store.read(_UNDER[kind], {"id": policy_id}) if cutoff is None or r["closed_at"] >= cutoff]
+    closures = [c for c, closed_at in store.closures_under(policy_id) if cutoff is None or closed_at >= cutoff]
     trigger = {"kind": "policy_change", "id": policy_id, "effective": cutoff, "retroactive": retroactive, "closures": sorted(closures)}
     report = walk(store, {c: "policy" for c in closures}, trigger=trigger, **kw)
     # The closures are the first affected records here, not mere triggers: report them.

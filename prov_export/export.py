@@ -45,24 +45,13 @@ class ExportError(GafError):
 # ---------------------------------------------------------------------- scopes
 
 
-# Verdicts of one closure, actions executing them, and those actions' statuses.
-_ABOVE = {
-    "verdict": "MATCH (v:Verdict)-[:DECIDES]->(:Closure {id: $id}) RETURN v.id AS id",
-    "action": "UNWIND $ids AS i MATCH (a:Action)-[:EXECUTES]->(:Verdict {id: i}) RETURN a.id AS id",
-    "action_status": "UNWIND $ids AS i MATCH (s:ActionStatus)-[:STATUS_OF]->(:Action {id: i}) RETURN s.id AS id",
-}
-# The decisions that accepted some facts (the decision log behind a GAF).
-_DECISIONS = "UNWIND $ids AS i MATCH (d:Decision)-[:ACCEPTED]->(:AcceptedFact {id: i}) RETURN DISTINCT d.id AS id"
-
-
 def lineage(store: GafStore, closure_id: str) -> list[Record]:
     """A closure's whole lineage: what it rests on down to claims and sources, and what executed it."""
-    closure = store.get(closure_id)
-    if not isinstance(closure, Closure):
+    if not isinstance(store.get(closure_id), Closure):
         raise UnknownReference(f"no closure {closure_id} in {store.location}", hint="gaf history SUBJECT lists closures")
-    verdicts = [row["id"] for row in store.read(_ABOVE["verdict"], {"id": closure_id})]
-    actions = [row["id"] for row in store.read(_ABOVE["action"], {"ids": verdicts})]
-    statuses = [row["id"] for row in store.read(_ABOVE["action_status"], {"ids": actions})]
+    verdicts = store.verdicts_deciding(closure_id)
+    actions = store.actions_executing(verdicts)
+    statuses = sorted(status.id for _, _, status in store.action_statuses(actions))
     found: set[str] = set()
     todo = [closure_id, *verdicts, *actions, *statuses]
     while todo:
@@ -72,7 +61,7 @@ def lineage(store: GafStore, closure_id: str) -> list[Record]:
         found.add(rid)
         todo.extend(target for _, target in store.edges_from(rid) if target not in found)
     facts = [f for f in found if kind_of(f) == "fact"]
-    found.update(row["id"] for row in store.read(_DECISIONS, {"ids": facts}))
+    found.update(store.decisions_accepting(facts))
     records = store.get_many(found)
     return [records[k] for k in sorted(records)]
 

@@ -302,7 +302,9 @@ def test_an_unknown_or_mistyped_trigger_is_a_typed_error_that_names_it(store):
 def test_the_one_statement_walk_is_planned_as_a_pruning_breadth_first_expand(neo4j_store):
     # The speed of impact on Neo4j (and its immunity to diamond-shaped graphs) rests on this plan.
     neo4j_store.init()
-    cypher = impact.analysis._REACH.format(label="Source", rels=impact.analysis._ALL, depth=64)
+    from gaf.store.questions import _REACH
+
+    cypher = _REACH.format(label="Source", rels="|".join(impact.analysis.DEPENDENCY), depth=64)
     with neo4j_store._driver.session(database=neo4j_store.database) as session:
         plan = session.run("EXPLAIN " + cypher, {"ids": ["source:x"], "cap": 10}).consume().plan
 

@@ -15,22 +15,20 @@ from __future__ import annotations
 
 import abc
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, Self, TypeVar
 
 from gaf.canonical import kind_of
 from gaf.errors import BatchRejected, GafError, InvalidRecord, UnknownReference
-from gaf.records import RECORD_TYPES, Record, parse_body, parse_record, record_type
+from gaf.records import RECORD_TYPES, Record, parse_record
+from gaf.store.questions import _EXISTING, STATEMENT_ROWS, Questions, Snapshot, chunks
 from gaf.store.schema import GraphSchema, graph_schema, label_of
 from gaf.types import format_instant
 
 Mode = Literal["atomic", "best_effort"]
 T = TypeVar("T")
-
-#: Rows sent in one UNWIND statement; a transaction may carry several.
-STATEMENT_ROWS = 5000
 
 
 class Tx(Protocol):
@@ -72,17 +70,12 @@ class WriteReport:
         }
 
 
-class GafStore(abc.ABC):
+class GafStore(Questions):
     """The store interface: append records, read them back, run read-only Cypher.
 
     Open one with ``GafStore.open(target)``: a ``neo4j://`` or ``bolt://`` URI
     opens Neo4j, anything else is the directory of an embedded LadybugDB store.
     """
-
-    #: "neo4j" or "ladybug": which per-dialect query variant applies
-    dialect: str
-    #: where the store lives, for messages (a URI or a directory)
-    location: str
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -118,7 +111,10 @@ class GafStore(abc.ABC):
         """Run ``work`` in one read-only transaction."""
 
     def read(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Run one query in a read-only transaction and return its rows as dicts."""
+        """Run one query in a read-only transaction and return its rows as dicts.
+
+        For the auditor query runner (queries/): gaf's own reads are the named
+        questions of gaf.store.questions."""
         return self._read(lambda tx: tx.run(cypher, params))
 
     # ------------------------------------------------------------------ writing
@@ -146,62 +142,14 @@ class GafStore(abc.ABC):
 
     # ------------------------------------------------------------------ reading
 
-    def get(self, record_id: str) -> Record | None:
-        """The record with this id, or None; the body is checked against the id."""
-        rows = self.read(_GET[label_of(kind_of(record_id))], {"id": record_id})
-        return parse_body(rows[0]["body"], record_id) if rows else None
+    def _rows(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        # Each named question (gaf.store.questions) in its own read transaction.
+        return self.read(cypher, params)
 
-    def get_many(self, ids: Iterable[str]) -> dict[str, Record]:
-        """The stored records among ``ids``, by id."""
-        out: dict[str, Record] = {}
-        for label, group in _by_label(ids).items():
-            for chunk in _chunks(group, STATEMENT_ROWS):
-                for row in self.read(_GET_MANY[label], {"ids": chunk}):
-                    out[row["id"]] = parse_body(row["body"], row["id"])
-        return out
-
-    def exists(self, ids: Iterable[str]) -> set[str]:
-        """Which of these ids are stored."""
-        return self._read(lambda tx: _existing_ids(tx, ids))
-
-    def find(self, kind: str, **where: Any) -> list[Record]:
-        """Records of a kind whose node properties equal the given values, sorted by id."""
-        cls = record_type(kind)
-        unknown = set(where) - set(cls.COLUMNS)
-        if unknown:
-            raise InvalidRecord(
-                f"cannot filter {kind} on {sorted(unknown)}",
-                hint=f"filterable properties: {', '.join(sorted(cls.COLUMNS))}",
-            )
-        # Property names come from the record class (a closed list), values are parameters.
-        conditions = " AND ".join(f"n.{name} = $p_{name}" for name in sorted(where))
-        cypher = f"MATCH (n:{cls.LABEL}) {'WHERE ' + conditions if conditions else ''} RETURN n.id AS id, n.body AS body ORDER BY n.id"
-        params = {f"p_{name}": value for name, value in where.items()}
-        return [parse_body(row["body"], row["id"]) for row in self.read(cypher, params)]
-
-    def ids(self, kind: str) -> Iterator[str]:
-        """Every id of a kind, in id order."""
-        label = record_type(kind).LABEL
-        yield from (row["id"] for row in self.read(f"MATCH (n:{label}) RETURN n.id AS id ORDER BY id"))
-
-    def counts(self) -> dict[str, int]:
-        """How many records of each kind are stored (kinds with none are left out)."""
-        out = {}
-        for kind, cls in sorted(RECORD_TYPES.items()):
-            n = self.read(f"MATCH (n:{cls.LABEL}) RETURN count(n) AS n")[0]["n"]
-            if n:
-                out[kind] = n
-        return out
-
-    def edges_from(self, record_id: str) -> list[tuple[str, str]]:
-        """(relationship type, target id) of every relationship leaving a record, sorted."""
-        label = label_of(kind_of(record_id))
-        rows = self.read(self._edges_query(label), {"id": record_id})
-        return sorted((row["rel"], row["target"]) for row in rows)
-
-    @abc.abstractmethod
-    def _edges_query(self, label: str) -> str:
-        """Cypher returning ``rel`` and ``target`` for the relationships leaving node ``$id``."""
+    def snapshot(self, work: Callable[[Snapshot], T]) -> T:
+        """Run ``work`` with the named questions answered in one read transaction:
+        every answer describes one state of the graph, even while writers append."""
+        return self._read(lambda tx: work(Snapshot(tx, self.dialect, self.location)))
 
     def schema(self) -> GraphSchema:
         return graph_schema()
@@ -305,7 +253,7 @@ def _unresolved_refs(tx: Tx, new: dict[str, Record], present: set[str]) -> dict[
 def _existing_ids(tx: Tx, ids: Iterable[str]) -> set[str]:
     found: set[str] = set()
     for label, group in _by_label(ids).items():
-        for chunk in _chunks(group, STATEMENT_ROWS):
+        for chunk in chunks(group, STATEMENT_ROWS):
             found.update(row["id"] for row in tx.run(_EXISTING[label], {"ids": chunk}))
     return found
 
@@ -316,14 +264,14 @@ def _create(tx: Tx, records: list[Record], at: str | None, inherited: dict[str, 
     for record in records:
         by_label[record.LABEL].append(record)
     for label, group in sorted(by_label.items()):
-        for chunk in _chunks(group, STATEMENT_ROWS):
+        for chunk in chunks(group, STATEMENT_ROWS):
             tx.run(_CREATE[label], {"rows": [_node_row(r, inherited.get(r.id, at)) for r in chunk]})
     edges: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
     for record in records:
         for rel, target in record.edges():
             edges[(rel, record.LABEL, label_of(kind_of(target)))].append({"s": record.id, "d": target})
     for (rel, src, dst), rows in sorted(edges.items()):
-        for chunk in _chunks(rows, STATEMENT_ROWS):
+        for chunk in chunks(rows, STATEMENT_ROWS):
             tx.run(_link(rel, src, dst), {"rows": chunk})
 
 
@@ -338,11 +286,6 @@ def _by_label(ids: Iterable[str]) -> dict[str, list[str]]:
     for rid in ids:
         out[label_of(kind_of(rid))].append(rid)
     return {label: sorted(group) for label, group in out.items()}
-
-
-def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 # ---------------------------------------------------------------------- the Cypher, built once per label
@@ -362,12 +305,3 @@ def _link(rel: str, src: str, dst: str) -> str:
 
 
 _CREATE = {cls.LABEL: _create_statement(cls.LABEL, cls.COLUMNS) for cls in RECORD_TYPES.values()}
-# Which of these ids are stored under this label?
-_EXISTING = {cls.LABEL: f"UNWIND $ids AS i MATCH (n:{cls.LABEL} {{id: i}}) RETURN n.id AS id" for cls in RECORD_TYPES.values()}
-# The stored body of one record.
-_GET = {cls.LABEL: f"MATCH (n:{cls.LABEL} {{id: $id}}) RETURN n.body AS body" for cls in RECORD_TYPES.values()}
-# The stored bodies of several records.
-_GET_MANY = {
-    cls.LABEL: f"UNWIND $ids AS i MATCH (n:{cls.LABEL} {{id: i}}) RETURN n.id AS id, n.body AS body"
-    for cls in RECORD_TYPES.values()
-}

@@ -113,7 +113,3 @@ class LadybugStore(GafStore):
             raise
         self._conn.execute("COMMIT")
         return out
-
-    def _edges_query(self, label: str) -> str:
-        # Relationships leaving one record, with their type and target id.
-        return f"MATCH (n:{label} {{id: $id}})-[r]->(m) RETURN label(r) AS rel, m.id AS target"

@@ -191,7 +191,3 @@ class Neo4jStore(GafStore):
             if isinstance(exc, ClientError) and exc.code and ".Statement." in exc.code:
                 raise  # a query gaf's callers sent (e.g. an auditor's): the query runner words it
             raise StoreError(f"Neo4j at {self.location} refused the transaction: {exc.message}", where=exc.code) from None
-
-    def _edges_query(self, label: str) -> str:
-        # Relationships leaving one record, with their type and target id.
-        return f"MATCH (n:{label} {{id: $id}})-[r]->(m) RETURN type(r) AS rel, m.id AS target"

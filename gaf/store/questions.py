@@ -1,0 +1,464 @@
+"""The questions the layers above ask a store, each a named, typed method over named Cypher.
+
+Every Cypher statement that gaf runs outside a write lives in this module, as a
+constant (or a table of constants built from the record classes) with a comment
+that says what question it answers. The methods are written once, in the portable
+subset both stores speak, over one abstract ``_rows(cypher, params)``: a store runs
+each question in its own read transaction (``GafStore``), and ``Snapshot`` runs many
+in one, so a walk sees one state of the graph while writers append to it.
+
+Where the two stores differ (how a relationship's type is named, whether an
+``UNWIND`` of ids is an index seek), the difference is settled here, by dialect;
+no module above ``gaf/store`` needs to know which store it talks to.
+
+Labels, relationship types and property names come from the record classes (a
+closed list in code); every value is a parameter.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+from typing import Any, TypeVar, overload
+
+from gaf.canonical import kind_of
+from gaf.errors import InvalidRecord, UnknownReference
+from gaf.records import (
+    RECORD_TYPES,
+    ActionStatus,
+    Claim,
+    CompletenessDeclaration,
+    PolicyException,
+    Record,
+    parse_body,
+    record_type,
+)
+from gaf.store.schema import label_of
+from gaf.types import format_instant
+
+R = TypeVar("R", bound=Record)
+
+#: Rows sent in one UNWIND statement; a transaction may carry several.
+STATEMENT_ROWS = 5000
+
+
+class Questions(abc.ABC):
+    """Reads by name. Subclasses supply ``_rows`` (one statement, its rows as dicts) and ``dialect``."""
+
+    #: "neo4j" or "ladybug": which per-dialect query variant applies
+    dialect: str
+    #: where the store lives, for messages (a URI or a directory)
+    location: str
+
+    @abc.abstractmethod
+    def _rows(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run one read statement and return its rows."""
+
+    # ------------------------------------------------------------------ records by id and by kind
+
+    @overload
+    def get(self, record_id: str) -> Record | None: ...
+
+    @overload
+    def get(self, record_id: str, kind: type[R]) -> R: ...
+
+    def get(self, record_id: str, kind: type[Record] | None = None) -> Record | None:
+        """The record with this id (its body checked against the id).
+
+        Without ``kind``: None when it is not stored. With a record class: that record,
+        typed, or UnknownReference naming what is missing (or what the id is instead).
+        """
+        rows = self._rows(_GET[label_of(kind_of(record_id))], {"id": record_id})
+        record = parse_body(rows[0]["body"], record_id) if rows else None
+        if kind is None:
+            return record
+        return _typed(record, record_id, kind, self.location)
+
+    def get_many(self, ids: Iterable[str]) -> dict[str, Record]:
+        """The stored records among ``ids``, by id."""
+        out: dict[str, Record] = {}
+        for label, group in _by_label(ids).items():
+            for chunk in chunks(group, STATEMENT_ROWS):
+                for row in self._rows(_GET_MANY[label], {"ids": list(chunk)}):
+                    out[row["id"]] = parse_body(row["body"], row["id"])
+        return out
+
+    def exists(self, ids: Iterable[str]) -> set[str]:
+        """Which of these ids are stored."""
+        found: set[str] = set()
+        for label, group in _by_label(ids).items():
+            for chunk in chunks(group, STATEMENT_ROWS):
+                found.update(row["id"] for row in self._rows(_EXISTING[label], {"ids": list(chunk)}))
+        return found
+
+    def has(self, record_id: str) -> bool:
+        """Whether a record with this id is stored (one indexed lookup on either store)."""
+        return bool(self._rows(_GET[label_of(kind_of(record_id))], {"id": record_id}))
+
+    @overload
+    def find(self, kind: str, **where: Any) -> list[Record]: ...
+
+    @overload
+    def find(self, kind: type[R], **where: Any) -> list[R]: ...
+
+    def find(self, kind: str | type[Record], **where: Any) -> list[Any]:
+        """Records of a kind (a kind name or a record class) whose node properties equal
+        the given values, sorted by id."""
+        cls = record_type(kind) if isinstance(kind, str) else kind
+        unknown = set(where) - set(cls.COLUMNS)
+        if unknown:
+            raise InvalidRecord(
+                f"cannot filter {cls.KIND} on {sorted(unknown)}",
+                hint=f"filterable properties: {', '.join(sorted(cls.COLUMNS))}",
+            )
+        # Records of one label whose copied properties equal the given values. Property names
+        # come from the record class (a closed list), values are parameters.
+        conditions = " AND ".join(f"n.{name} = $p_{name}" for name in sorted(where))
+        cypher = f"MATCH (n:{cls.LABEL}) {'WHERE ' + conditions if conditions else ''} RETURN n.id AS id, n.body AS body ORDER BY n.id"
+        params = {f"p_{name}": value for name, value in where.items()}
+        return [parse_body(row["body"], row["id"]) for row in self._rows(cypher, params)]
+
+    def ids(self, kind: str) -> Iterator[str]:
+        """Every id of a kind, in id order."""
+        yield from (row["id"] for row in self._rows(_IDS[record_type(kind).LABEL]))
+
+    def counts(self) -> dict[str, int]:
+        """How many records of each kind are stored (kinds with none are left out)."""
+        out = {}
+        for kind, cls in sorted(RECORD_TYPES.items()):
+            n = self._rows(_COUNT[cls.LABEL])[0]["n"]
+            if n:
+                out[kind] = n
+        return out
+
+    def edges_from(self, record_id: str) -> list[tuple[str, str]]:
+        """(relationship type, target id) of every relationship leaving a record, sorted."""
+        rows = self._rows(_EDGES[(label_of(kind_of(record_id)), self.dialect)], {"id": record_id})
+        return sorted((row["rel"], row["target"]) for row in rows)
+
+    def stored_nodes(self, kind: str) -> list[dict[str, Any]]:
+        """Every node of a kind as stored: id, body and the properties copied from the body,
+        by id — what ``gaf verify`` checks each record against."""
+        return self._rows(_NODES[record_type(kind).LABEL])
+
+    # ------------------------------------------------------------------ closures, verdicts, actions
+
+    def superseded_by(self, closure_id: str) -> list[str]:
+        """The closures that supersede this one, by id (empty while it stands)."""
+        return [row["id"] for row in self._rows(_SUPERSEDED_BY, {"id": closure_id})]
+
+    def closures_under(self, policy_id: str) -> list[tuple[str, str]]:
+        """(closure id, closed_at) of every closure decided under a projection policy or
+        verdict rules version, by id."""
+        kind = kind_of(policy_id)
+        if kind not in _UNDER:
+            raise InvalidRecord(f"{policy_id} is not a projection policy or verdict rules id")
+        return sorted((row["id"], row["closed_at"]) for row in self._rows(_UNDER[kind], {"id": policy_id}))
+
+    def verdicts_deciding(self, closure_id: str) -> list[str]:
+        """The verdicts that decide a closure."""
+        return sorted(row["id"] for row in self._rows(_VERDICTS_DECIDING, {"id": closure_id}))
+
+    def actions_executing(self, verdict_ids: Sequence[str]) -> list[str]:
+        """The actions that execute any of these verdicts."""
+        return sorted(row["id"] for row in self._rows(_ACTIONS_EXECUTING, {"ids": list(verdict_ids)}))
+
+    def action_statuses(self, action_ids: Sequence[str]) -> list[tuple[str, str | None, ActionStatus]]:
+        """(action id, the action it compensates or None, status) for every status of these actions."""
+        out = []
+        for action, compensates, status_id, body in self._per_record(_STATUSES_OF, sorted(action_ids)):
+            status = parse_body(body, status_id)
+            assert isinstance(status, ActionStatus)  # the STATUS_OF schema admits nothing else
+            out.append((action, compensates, status))
+        return out
+
+    def executed_under(self, grant_id: str, since: datetime, until: datetime) -> int:
+        """How many actions under a grant were executed in (since, until]."""
+        params = {"grant": grant_id, "since": format_instant(since), "until": format_instant(until)}
+        rows = self._rows(_EXECUTED_UNDER, params)
+        return rows[0]["n"] if rows else 0
+
+    def review_queue(self) -> list[PolicyException]:
+        """Policy exceptions no case decision has settled yet, oldest first."""
+        ids = [row["id"] for row in self._rows(_QUEUE)]
+        found = self.get_many(ids)
+        return [_typed(found.get(i), i, PolicyException, self.location) for i in ids]
+
+    def decisions_accepting(self, fact_ids: Sequence[str]) -> list[str]:
+        """The review decisions that accepted any of these facts."""
+        return sorted(row["id"] for row in self._rows(_DECISIONS_ACCEPTING, {"ids": list(fact_ids)}))
+
+    # ------------------------------------------------------------------ the ledger a projection reads
+
+    def cone_claims(self, subjects: Sequence[str], prefixes: Sequence[str], predicates: Sequence[str]) -> list[Claim]:
+        """Claims asserting or denying a proposition with one of these predicates about one of
+        these exact subjects, or a subject starting with one of these prefixes, by id."""
+        found: dict[str, Claim] = {}
+        params = {"predicates": sorted(predicates)}
+        for rel in ("ASSERTS", "DENIES"):
+            rows = []
+            if subjects:
+                rows += self._rows(_CONE_EXACT[rel], {"subjects": sorted(subjects), **params})
+            if prefixes:
+                rows += self._rows(_CONE_PREFIX[rel], {"prefixes": sorted(prefixes), **params})
+            for row in rows:
+                if row["id"] not in found:
+                    found[row["id"]] = _typed(parse_body(row["body"], row["id"]), row["id"], Claim, self.location)
+        return [found[k] for k in sorted(found)]
+
+    def invalidations(self, sources: Iterable[str], as_of: datetime) -> dict[str, str]:
+        """For each invalidated source among these, the earliest time from which its claims
+        are void, counting the invalidations recorded by ``as_of``."""
+        out: dict[str, str] = {}
+        for row in self._rows(_INVALIDATIONS, {"sources": sorted(sources), "as_of": format_instant(as_of)}):
+            out[row["source"]] = min(out.get(row["source"], row["invalid_from"]), row["invalid_from"])
+        return out
+
+    def completeness_of(self, source_id: str, predicates: Iterable[str]) -> list[CompletenessDeclaration]:
+        """The completeness declarations of one source for any of these predicates, by id."""
+        rows = self._rows(_COMPLETENESS_OF, {"source": source_id, "predicates": sorted(set(predicates))})
+        return [_typed(parse_body(r["body"], r["id"]), r["id"], CompletenessDeclaration, self.location) for r in rows]
+
+    # ------------------------------------------------------------------ dependencies (impact)
+
+    def dependents(self, ids: Iterable[str], rels: Iterable[str], as_of: datetime | None = None) -> list[tuple[str, str, str]]:
+        """(target, dependent, relationship) for every record that points at one of ``ids``
+        through one of ``rels`` (written by ``as_of`` when given), sorted."""
+        wanted = tuple(sorted(set(rels)))
+        stamp = format_instant(as_of) if as_of is not None else None
+        rows: list[tuple[str, str, str]] = []
+        for label, group in _by_label(ids).items():
+            incoming = tuple(r for r in wanted if r in _INCOMING.get(label, ()))
+            if incoming:
+                template = _dependents_template(label, incoming, self.dialect, stamp is not None)
+                rows += [(t, d, r) for t, d, r in self._per_record(template, group, {"as_of": stamp} if stamp else None)]
+        return sorted(rows)
+
+    def reach(self, ids: Iterable[str], rels: Iterable[str], *, depth: int, cap: int) -> Reach | None:
+        """Everything that depends on ``ids`` within ``depth`` steps, in one statement per
+        label, when the store can plan it as one pruning breadth-first expand (Neo4j);
+        None where it cannot, and the caller walks level by level with ``dependents``.
+
+        At most ``cap`` dependents are collected: a result with more than ``cap - 1`` was cut."""
+        if self.dialect != "neo4j":
+            return None
+        out = Reach()
+        alternation = "|".join(sorted(set(rels)))
+        for label, group in _by_label(ids).items():
+            cypher = _REACH.format(label=label, rels=alternation, depth=depth)
+            for got in self._rows(cypher, {"ids": group, "cap": cap}):
+                out.found.update(got["found"])
+                out.edges.update((t, d, r) for t, d, r in got["rows"])
+                for fact, justification in got["siblings"]:
+                    out.siblings[fact].add(justification)
+        return out
+
+    def fact_siblings(self, fact_ids: Sequence[str], as_of: datetime | None = None) -> dict[str, list[str]]:
+        """For each fact, the justifications of the other facts that state its proposition under
+        its projection (written by ``as_of`` when given): what support counting needs."""
+        stamp = format_instant(as_of) if as_of is not None else None
+        template = _SIBLINGS.format(when="AND (g.written_at IS NULL OR g.written_at <= $as_of) " if stamp else "")
+        out: dict[str, list[str]] = defaultdict(list)
+        for fact, justification in self._per_record(template, sorted(fact_ids), {"as_of": stamp} if stamp else None):
+            out[fact].append(justification)
+        return {k: sorted(v) for k, v in out.items()}
+
+    def _per_record(self, template: str, ids: Sequence[str], params: dict[str, Any] | None = None) -> list[list[Any]]:
+        """The rows a per-record query template collects, for many records.
+
+        ``template`` names the record as ``{ID}`` and returns one ``rows`` list. Neo4j
+        answers all records in one ``UNWIND`` statement (an index seek per id).
+        LadybugDB only uses its primary-key index for a literal or parameter match,
+        not for one fed by ``UNWIND`` (it scans the table), so there each record is
+        one small indexed statement.
+        """
+        extra = params or {}
+        if self.dialect == "ladybug":
+            single = template.format(ID="$id")
+            return [row for rid in ids for got in self._rows(single, {"id": rid, **extra}) for row in got["rows"]]
+        batched = "UNWIND $ids AS i " + template.format(ID="i")
+        out: list[list[Any]] = []
+        for chunk in chunks(ids, STATEMENT_ROWS):
+            for got in self._rows(batched, {"ids": list(chunk), **extra}):
+                out.extend(got["rows"])
+        return out
+
+
+class Reach:
+    """What one whole-graph expansion found: the start ids that exist, every dependency edge
+    (target, dependent, relationship) among what was reached, and each reached fact's
+    siblings' justifications."""
+
+    def __init__(self) -> None:
+        self.found: set[str] = set()
+        self.edges: set[tuple[str, str, str]] = set()
+        self.siblings: dict[str, set[str]] = defaultdict(set)
+
+
+class Snapshot(Questions):
+    """The questions answered inside one read transaction: one state of the graph."""
+
+    def __init__(self, tx: Any, dialect: str, location: str):
+        self._tx = tx
+        self.dialect = dialect
+        self.location = location
+
+    def _rows(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = self._tx.run(cypher, params)
+        return rows
+
+
+def _typed(record: Record | None, record_id: str, kind: type[R], location: str) -> R:
+    if isinstance(record, kind):
+        return record
+    if record is None:
+        raise UnknownReference(f"no {kind.KIND} {record_id} in {location}", where=record_id)
+    raise UnknownReference(f"{record_id} is a {record.KIND}, not a {kind.KIND}", where=record_id)
+
+
+def _by_label(ids: Iterable[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for rid in ids:
+        out[label_of(kind_of(rid))].append(rid)
+    return {label: sorted(set(group)) for label, group in sorted(out.items())}
+
+
+def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    """``items`` in consecutive slices of at most ``size``."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+# ---------------------------------------------------------------------- the Cypher, by question
+
+_LABELS = [cls.LABEL for cls in RECORD_TYPES.values()]
+
+# Which of these ids are stored under this label?
+_EXISTING = {label: f"UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN n.id AS id" for label in _LABELS}
+# The stored body of one record.
+_GET = {label: f"MATCH (n:{label} {{id: $id}}) RETURN n.body AS body" for label in _LABELS}
+# The stored bodies of several records.
+_GET_MANY = {label: f"UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN n.id AS id, n.body AS body" for label in _LABELS}
+# Every id of one label, in order.
+_IDS = {label: f"MATCH (n:{label}) RETURN n.id AS id ORDER BY id" for label in _LABELS}
+# How many nodes one label has.
+_COUNT = {label: f"MATCH (n:{label}) RETURN count(n) AS n" for label in _LABELS}
+# Every node of one label, with its body and the properties copied from it.
+_NODES = {
+    cls.LABEL: f"MATCH (n:{cls.LABEL}) RETURN n.id AS id, n.body AS body"
+    + "".join(f", n.{c} AS {c}" for c in cls.COLUMNS) + " ORDER BY id"
+    for cls in RECORD_TYPES.values()
+}  # fmt: skip
+# Relationships leaving one record, with their type and target id (LadybugDB names a
+# relationship's type with label(), Neo4j with type()).
+_EDGES = {
+    (label, dialect): f"MATCH (n:{label} {{id: $id}})-[r]->(m) RETURN {fn}(r) AS rel, m.id AS target"
+    for label in _LABELS for dialect, fn in (("neo4j", "type"), ("ladybug", "label"))
+}  # fmt: skip
+
+# Closures that supersede one closure.
+_SUPERSEDED_BY = "MATCH (n:Closure)-[:SUPERSEDES]->(o:Closure {id: $id}) RETURN n.id AS id ORDER BY id"
+# Closures decided under a projection policy or verdict rules version, with when they were closed.
+_UNDER = {
+    "projection": "MATCH (c:Closure)-[:UNDER]->(p:Projection {id: $id}) RETURN c.id AS id, c.closed_at AS closed_at",
+    "rules": "MATCH (c:Closure)-[:JUDGED_BY]->(p:VerdictRules {id: $id}) RETURN c.id AS id, c.closed_at AS closed_at",
+}
+# Verdicts of one closure.
+_VERDICTS_DECIDING = "MATCH (v:Verdict)-[:DECIDES]->(:Closure {id: $id}) RETURN v.id AS id"
+# Actions executing some verdicts.
+_ACTIONS_EXECUTING = "UNWIND $ids AS i MATCH (a:Action)-[:EXECUTES]->(:Verdict {id: i}) RETURN a.id AS id"
+# Every status of some actions, with the action each compensates (per-record template).
+_STATUSES_OF = (
+    "MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action {{id: {ID}}}) RETURN collect([a.id, a.compensates, s.id, s.body]) AS rows"
+)
+# Executed statuses of actions under one grant within a window.
+_EXECUTED_UNDER = (
+    "MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action)-[:UNDER_GRANT]->(g:Grant {id: $grant}) "
+    "WHERE s.status = 'executed' AND s.at > $since AND s.at <= $until RETURN count(s) AS n"
+)
+# Exceptions that no case decision has settled yet.
+_QUEUE = (
+    "MATCH (e:PolicyException) WHERE NOT EXISTS { MATCH (:CaseDecision)-[:SETTLES]->(e) } "
+    "RETURN e.id AS id ORDER BY e.raised_at, e.id"
+)
+# The decisions that accepted some facts (the decision log behind a GAF).
+_DECISIONS_ACCEPTING = "UNWIND $ids AS i MATCH (d:Decision)-[:ACCEPTED]->(:AcceptedFact {id: i}) RETURN DISTINCT d.id AS id"
+
+# Claims stating a proposition with one of these predicates about one exact subject
+# (ASSERTS and DENIES are asked separately: portable Cypher). A projection's cut-off is
+# applied afterwards, by the caller: filtering on it here lets Neo4j's planner start from
+# the Claim(recorded_at) index and read the whole ledger (bench/projection.py found it).
+_CONE_EXACT = {
+    rel: "UNWIND $subjects AS s MATCH (p:Proposition {subject: s}) WHERE p.predicate IN $predicates "
+    f"MATCH (c:Claim)-[:{rel}]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
+    for rel in ("ASSERTS", "DENIES")
+}
+# The same for subjects that start with a prefix.
+_CONE_PREFIX = {
+    rel: "UNWIND $prefixes AS s MATCH (p:Proposition) WHERE p.subject STARTS WITH s AND p.predicate IN $predicates "
+    f"MATCH (c:Claim)-[:{rel}]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
+    for rel in ("ASSERTS", "DENIES")
+}
+# Invalidations of some sources, recorded by a time.
+_INVALIDATIONS = (
+    "UNWIND $sources AS s MATCH (i:SourceInvalidation)-[:INVALIDATES]->(:Source {id: s}) "
+    "WHERE i.recorded_at <= $as_of RETURN s AS source, i.invalid_from AS invalid_from"
+)
+# Completeness declarations of one source for some predicates.
+_COMPLETENESS_OF = (
+    "MATCH (d:Completeness) WHERE d.source = $source AND d.predicate IN $predicates "
+    "RETURN d.id AS id, d.body AS body ORDER BY id"
+)
+
+
+def _incoming() -> dict[str, set[str]]:
+    """For each label: the relationship types that can point at it."""
+    from gaf.store.schema import graph_schema
+
+    out: dict[str, set[str]] = defaultdict(set)
+    for rel, pairs in graph_schema().rels.items():
+        for _, dst in pairs:
+            out[dst].add(rel)
+    return dict(out)
+
+
+_INCOMING = _incoming()
+
+
+@functools.cache
+def _dependents_template(dst: str, rels: tuple[str, ...], dialect: str, as_of: bool) -> str:
+    # Records that depend, through any of rels, on the record {ID} of label dst — written
+    # (transaction time) by $as_of in the as-of variant — with the relationship type. One
+    # row whose list holds every (target, dependent, relationship): far cheaper for the
+    # driver to decode than one record per edge.
+    when = "WHERE x.written_at IS NULL OR x.written_at <= $as_of " if as_of else ""
+    rel_type = "label(r)" if dialect == "ladybug" else "type(r)"
+    return f"MATCH (t:{dst} {{{{id: {{ID}}}}}})<-[r:{'|'.join(rels)}]-(x) {when}RETURN collect([{{ID}}, x.id, {rel_type}]) AS rows"
+
+
+# Everything that depends on the given records of one label, in one statement: Neo4j plans
+# the DISTINCT end nodes of a variable-length pattern as a pruning breadth-first expand,
+# which visits each record once. Then every dependency edge leaving what was reached, and
+# for each fact reached the justifications of the other facts of its proposition under
+# its projection (for support counting) — the whole report in one round trip.
+_REACH = (
+    "MATCH (t:{label}) WHERE t.id IN $ids "
+    "WITH collect(t) AS ts "
+    "WITH [t IN ts | t.id] AS found, COLLECT {{ UNWIND ts AS t MATCH (t)<-[:{rels}*1..{depth}]-(x) "
+    "RETURN DISTINCT x LIMIT $cap }} AS xs "
+    "CALL {{ WITH xs UNWIND xs AS x MATCH (x)-[r:{rels}]->(y) RETURN collect([y.id, x.id, type(r)]) AS rows }} "
+    "CALL {{ WITH xs UNWIND xs AS f WITH f WHERE f:AcceptedFact "
+    "MATCH (f)-[:STATES]->(:Proposition)<-[:STATES]-(g:AcceptedFact) WHERE g.id <> f.id AND g.projection = f.projection "
+    "RETURN collect([f.id, g.justification]) AS siblings }} "
+    "RETURN found, rows, siblings"
+)
+
+# The justifications of other facts that state the same proposition under the same projection
+# (found through the proposition node, so no property index is needed on either store).
+_SIBLINGS = (
+    "MATCH (f:AcceptedFact {{{{id: {{ID}}}}}})-[:STATES]->(:Proposition)<-[:STATES]-(g:AcceptedFact) "
+    "WHERE g.id <> f.id AND g.projection = f.projection {when}RETURN collect([{{ID}}, g.justification]) AS rows"
+)
