@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from gaf.errors import GafError, InvalidRecord, UnknownReference
 from gaf.records import (
@@ -27,11 +27,14 @@ from gaf.records import (
     ActionStatusName,
     Closure,
     Grant,
+    Record,
     Verdict,
     Waiver,
 )
 from gaf.store.base import GafStore
 from gaf.types import format_instant
+
+R = TypeVar("R", bound=Record)
 
 
 class ActionRefused(GafError):
@@ -123,9 +126,9 @@ def act(
         grant=grant, policy=policy, amount=amount, idempotency_key=idempotency_key, compensates=compensates,
         waiver=waiver, requested_at=at,
     )  # fmt: skip
-    earlier = store.find("action", idempotency_key=idempotency_key)
+    earlier = store.find(Action, idempotency_key=idempotency_key)
     if earlier:
-        return _repeat(store, action, earlier[0])  # type: ignore[arg-type]
+        return _repeat(store, action, earlier[0])
     _check(store, action, at)
     statuses = [
         ActionStatus(action=action.id, status=ActionStatusName.requested, at=at, reason=reason),
@@ -134,7 +137,7 @@ def act(
     report = store.put([action, *statuses], at=at)
     if action.id not in report.written:
         # A concurrent request with the same key got there first: its effect is the only one.
-        return _repeat(store, action, store.get(action.id))  # type: ignore[arg-type]
+        return _repeat(store, action, store.get(action.id, Action))
     return _execute(store, action, executor or RecordOnlyExecutor(), at)
 
 
@@ -224,7 +227,7 @@ def _check(store: GafStore, action: Action, at: datetime) -> None:
             )
 
 
-def _need(store: GafStore, record_id: str, cls: type, what: str):
+def _need(store: GafStore, record_id: str, cls: type[R], what: str) -> R:
     record = store.get(record_id)
     if not isinstance(record, cls):
         raise ActionRefused(f"no {what} {record_id}", hint=f"an action needs an existing {what}")

@@ -42,13 +42,14 @@ class Closed:
 
 def gaf_facts(store: GafStore, gaf: GAF, policy: Projection, as_of: datetime) -> tuple[PolicyFacts, dict[str, Proposition]]:
     """The GAF as a fact base: accepted facts true, unresolved unknown, rejected false."""
-    facts = store.get_many(gaf.facts)
-    missing = sorted(set(gaf.facts) - facts.keys())
+    found = store.get_many(gaf.facts)
+    missing = sorted(set(gaf.facts) - found.keys())
     if missing:
         raise UnknownReference(f"GAF {gaf.id} lists facts that are not stored: {', '.join(missing[:3])}", where=gaf.id)
-    prop_ids = {f.proposition for f in facts.values()} | set(gaf.unresolved) | set(gaf.rejected)  # type: ignore[attr-defined]
-    props: dict[str, Proposition] = store.get_many(prop_ids)  # type: ignore[assignment]
-    entries = [Entry(ground_of(props[f.proposition]), Truth.TRUE, f.id) for f in facts.values()]  # type: ignore[attr-defined]
+    facts = store.get_many(gaf.facts, AcceptedFact)
+    prop_ids = {f.proposition for f in facts.values()} | set(gaf.unresolved) | set(gaf.rejected)
+    props = store.get_many(prop_ids, Proposition)
+    entries = [Entry(ground_of(props[f.proposition]), Truth.TRUE, f.id) for f in facts.values()]
     entries += [Entry(ground_of(props[p]), Truth.UNKNOWN, p) for p in gaf.unresolved]
     entries += [Entry(ground_of(props[p]), Truth.FALSE, p) for p in gaf.rejected]
     return PolicyFacts(policy, entries, as_of), props
@@ -76,8 +77,7 @@ def close(
     gaf = store.get(gaf_id)
     if not isinstance(gaf, GAF):
         raise UnknownReference(f"no GAF {gaf_id} in {store.location}", hint="project first; gaf project prints the GAF id")
-    policy = store.get(gaf.projection)
-    assert isinstance(policy, Projection)
+    policy = store.get(gaf.projection, Projection)
     check_established(rules, policy)  # a condition nothing can make true is refused, not closed to "undetermined"
     if policy.scope.subjects and not any(matches_pattern(p, subject) for p in policy.scope.subjects):
         raise InvalidRecord(

@@ -19,18 +19,21 @@ from gaf.errors import GafError, InvalidRecord, UnknownReference
 from gaf.policies import publish, revise
 from gaf.projection import evaluate
 from gaf.records import (
+    GAF,
+    AcceptedFact,
     Agent,
     CaseDecision,
     Closure,
     PolicyCandidate,
     PolicyException,
     Projection,
+    Proposition,
     RatifiedPolicy,
     Scope,
     VerdictRules,
     Waiver,
 )
-from gaf.reopen import superseded_by, verdict_of
+from gaf.reopen import verdict_of
 from gaf.rules import DerivationRule
 from gaf.store.base import GafStore
 from gaf.verdict import UNDETERMINED, judge
@@ -75,7 +78,7 @@ def ratify(
 ) -> RatifiedPolicy:  # fmt: skip
     """Ratify a candidate on an authority's word; only an agent with the authority role may."""
     _require_authority(store, authority, "ratify a policy")
-    previous = [p for p in store.find("policy", name=candidate.name) if p.version < version]  # type: ignore[attr-defined]
+    previous = [p for p in store.find(RatifiedPolicy, name=candidate.name) if p.version < version]
     policy = RatifiedPolicy(
         name=candidate.name, version=version, candidate=candidate.id, authority=authority, text=candidate.text,
         rule=candidate.rule, scope=scope or Scope(), exceptions=exceptions or [], effective=effective,
@@ -123,15 +126,13 @@ def route_exceptions(store: GafStore, closed: Closed, at: datetime) -> list[Poli
     """
     if closed.verdict.label != UNDETERMINED:
         return []
-    projection = store.get(closed.closure.projection)
-    assert isinstance(projection, Projection)
-    gaf = store.get(closed.closure.gaf)
-    facts = store.get_many(gaf.facts)  # type: ignore[attr-defined]
-    props = store.get_many({f.proposition for f in facts.values()})  # type: ignore[attr-defined]
+    projection = store.get(closed.closure.projection, Projection)
+    gaf = store.get(closed.closure.gaf, GAF)
+    facts = store.get_many(gaf.facts, AcceptedFact)
+    props = store.get_many({f.proposition for f in facts.values()}, Proposition)
     out = []
     for ref in projection.ratified:
-        ratified = store.get(ref)
-        assert isinstance(ratified, RatifiedPolicy)
+        ratified = store.get(ref, RatifiedPolicy)
         head = DerivationRule.model_validate(ratified.rule).head.predicate
         concluded = any(p.predicate == head and closed.closure.subject in (p.subject, p.object) for p in props.values())
         if not concluded:
@@ -173,12 +174,12 @@ def sway(store: GafStore, current: Projection, proposed: Projection) -> Sway:
     rules; a flip is a verdict whose label would change.
     """
     out = Sway(current=current.ref, proposed=proposed.ref)
-    closures = [c for c in store.find("closure", projection=current.id) if not superseded_by(store, c.id)]
-    for closure in sorted(closures, key=lambda c: c.id):
-        assert isinstance(closure, Closure)
-        rules = store.get(closure.rules)
+    closures = [c for c in store.find(Closure, projection=current.id) if not store.superseded_by(c.id)]
+    for closure in closures:
+        rules = store.get(closure.rules, VerdictRules)
         before = verdict_of(store, closure.id)
-        assert isinstance(rules, VerdictRules) and before is not None
+        if before is None:
+            raise UnknownReference(f"closure {closure.id} has no verdict", where=closure.id, hint="gaf verify checks the store")
         evaluated = evaluate(store, proposed, as_of=closure.as_of)
         after = judge(rules, evaluated.fact_base(), subject=closure.subject)
         out.judged += 1

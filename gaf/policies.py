@@ -200,17 +200,27 @@ def check_established(rules: VerdictRules, policy: Projection) -> None:
 # name@version, content-addressed, never changed, revised by a new version.
 
 Versioned = Projection | VerdictRules | RatifiedPolicy | ActionPolicy
+_VERSIONED: dict[str, type[Versioned]] = {cls.KIND: cls for cls in (Projection, VerdictRules, RatifiedPolicy, ActionPolicy)}
+
+
+def _published(store: GafStore, kind: str, **where: Any) -> list[Versioned]:
+    """The published versions of a kind of versioned record matching ``where``, by id."""
+    cls = _VERSIONED.get(kind)
+    if cls is None:
+        raise InvalidRecord(f"{kind} records are not versioned", hint=f"versioned kinds: {', '.join(sorted(_VERSIONED))}")
+    found: list[Versioned] = store.find(cls, **where)
+    return found
 
 
 def publish(store: GafStore, policy: Versioned, *, at: datetime | None = None) -> Versioned:
     """Publish a version; again with the same content is a no-op, other content is refused."""
-    for other in store.find(policy.KIND, name=policy.name, version=policy.version):
+    for other in _published(store, policy.KIND, name=policy.name, version=policy.version):
         if other.id != policy.id:
             raise PolicyConflict(
                 f"{policy.ref} is already published with other content ({other.id})",
                 hint=f"publish the change as a revision: version {latest_version(store, policy.name, policy.KIND) + 1}",
             )
-        return other  # type: ignore[return-value]
+        return other
     store.put([policy], at=at)
     return policy
 
@@ -231,26 +241,26 @@ def revise(store: GafStore, policy: Versioned) -> Versioned:
 
 
 def latest_version(store: GafStore, name: str, kind: str = "projection") -> int:
-    return max((p.version for p in store.find(kind, name=name)), default=0)  # type: ignore[attr-defined]
+    return max((p.version for p in _published(store, kind, name=name)), default=0)
 
 
 def get(store: GafStore, name: str, version: int | None = None, kind: str = "projection") -> Versioned:
     """A published policy (or rule set): the given version, or the latest."""
     version = version or latest_version(store, name, kind)
-    found = store.find(kind, name=name, version=version)
+    found = _published(store, kind, name=name, version=version)
     if not found:
         what = "policy" if kind == "projection" else "rule set"
         raise UnknownPolicy(f"no published {what} {name}@{version}", hint=f"gaf {'policy' if kind == 'projection' else 'rules'} list shows what is published")
-    return found[0]  # type: ignore[return-value]
+    return found[0]
 
 
 def history(store: GafStore, name: str, kind: str = "projection") -> list[Versioned]:
     """Every published version, oldest first."""
-    return sorted(store.find(kind, name=name), key=lambda p: p.version)  # type: ignore[attr-defined, return-value]
+    return sorted(_published(store, kind, name=name), key=lambda p: p.version)
 
 
 def names(store: GafStore, kind: str = "projection") -> list[str]:
-    return sorted({p.name for p in store.find(kind)})  # type: ignore[attr-defined]
+    return sorted({p.name for p in _published(store, kind)})
 
 
 def read_rules(path: str | Path) -> VerdictRules:

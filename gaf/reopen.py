@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import Any
 
 from gaf.closure import close
-from gaf.errors import UnknownReference
 from gaf.projection import ReviewPolicy, project
 from gaf.records import Closure, Projection, RatifiedPolicy, Reopen, Trigger, Verdict, VerdictRules
 from gaf.store.base import GafStore
@@ -62,14 +61,11 @@ def reopen(
     superseding: list[str] = []
     reopened: list[str] = []
     for closure_id in sorted(set(closures)):
-        old = store.get(closure_id)
-        if not isinstance(old, Closure):
-            raise UnknownReference(f"no closure {closure_id}")
-        if superseded_by(store, old.id):
+        old = store.get(closure_id, Closure)
+        if store.superseded_by(old.id):
             continue
-        chosen = policy if policy is not None else store.get(old.projection)
-        rules = store.get(old.rules)
-        assert isinstance(chosen, Projection) and isinstance(rules, VerdictRules)
+        chosen = policy if policy is not None else store.get(old.projection, Projection)
+        rules = store.get(old.rules, VerdictRules)
         # A closure decided later than the reopen's time is re-projected as of its own time, never earlier.
         when = max(as_of, old.as_of)
         projected = project(store, chosen, as_of=when, reviewer=reviewer, at=at, review=review,
@@ -98,21 +94,21 @@ def superseded_by(store: GafStore, closure_id: str) -> list[str]:
 
 
 def verdict_of(store: GafStore, closure_id: str) -> Verdict | None:
-    found = store.find("verdict", closure=closure_id)
-    return found[0] if found else None  # type: ignore[return-value]
+    found = store.find(Verdict, closure=closure_id)
+    return found[0] if found else None
 
 
 def history(store: GafStore, subject: str) -> list[dict[str, Any]]:
     """Every closure about a subject, oldest first, with its verdict and its place in the chain."""
     out = []
-    closures = sorted(store.find("closure", subject=subject), key=lambda c: (c.closed_at, c.id))  # type: ignore[attr-defined]
+    closures = sorted(store.find(Closure, subject=subject), key=lambda c: (c.closed_at, c.id))
     for c in closures:
         v = verdict_of(store, c.id)
         out.append({
-            "closure": c.id, "closed_at": c.closed_at.isoformat(), "as_of": c.as_of.isoformat(),  # type: ignore[attr-defined]
-            "gaf": c.gaf, "projection": c.projection, "projection_version": c.projection_version,  # type: ignore[attr-defined]
+            "closure": c.id, "closed_at": c.closed_at.isoformat(), "as_of": c.as_of.isoformat(),
+            "gaf": c.gaf, "projection": c.projection, "projection_version": c.projection_version,
             "label": v.label if v else None, "strength": v.strength if v else None,
-            "supersedes": c.supersedes, "superseded_by": superseded_by(store, c.id),  # type: ignore[attr-defined]
+            "supersedes": c.supersedes, "superseded_by": store.superseded_by(c.id),
         })  # fmt: skip
     return out
 
@@ -125,9 +121,8 @@ def governing_policy(store: GafStore, closure: Closure, latest: Projection) -> P
     """
     if latest.id == closure.projection:
         return latest
-    old = store.get(closure.projection)
-    assert isinstance(old, Projection)
-    for ref in set(latest.ratified) - set(old.ratified):
+    old = store.get(closure.projection, Projection)
+    for ref in sorted(set(latest.ratified) - set(old.ratified)):
         ratified = store.get(ref)
         if isinstance(ratified, RatifiedPolicy) and not ratified.retroactive and closure.closed_at < ratified.effective:
             return old

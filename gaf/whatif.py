@@ -20,7 +20,6 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from gaf.errors import UnknownReference
 from gaf.derive import Ground, holds_grounds
 from gaf.projection import Evaluated, bind_head, cone_claims, evaluate_over, ground_of, proposition_of
 from gaf.records import Claim, Closure, CompletenessDeclaration, Projection, Proposition, VerdictRules
@@ -131,11 +130,8 @@ def whatif(
 
     Reads the closure, its policy, its rules and the claims its projection saw; the
     search itself runs in memory (``search``) and never writes the store."""
-    closure = store.get(closure_id)
-    if not isinstance(closure, Closure):
-        raise UnknownReference(f"no closure {closure_id} in {store.location}")
-    policy, rules = store.get(closure.projection), store.get(closure.rules)
-    assert isinstance(policy, Projection) and isinstance(rules, VerdictRules)
+    closure = store.get(closure_id, Closure)
+    policy, rules = store.get(closure.projection, Projection), store.get(closure.rules, VerdictRules)
     claims = cone_claims(store, policy, closure.as_of)
     return search(policy, rules, claims, closure, max_size=max_size, seconds=seconds, clock=clock)
 

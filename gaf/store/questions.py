@@ -77,14 +77,26 @@ class Questions(abc.ABC):
             return record
         return _typed(record, record_id, kind, self.location)
 
-    def get_many(self, ids: Iterable[str]) -> dict[str, Record]:
-        """The stored records among ``ids``, by id."""
+    @overload
+    def get_many(self, ids: Iterable[str]) -> dict[str, Record]: ...
+
+    @overload
+    def get_many(self, ids: Iterable[str], kind: type[R]) -> dict[str, R]: ...
+
+    def get_many(self, ids: Iterable[str], kind: type[Record] | None = None) -> dict[str, Any]:
+        """The stored records among ``ids``, by id.
+
+        With a record class: every one of ``ids``, typed, or UnknownReference naming the
+        first that is missing (or of another kind)."""
+        wanted = sorted(set(ids))
         out: dict[str, Record] = {}
-        for label, group in _by_label(ids).items():
+        for label, group in _by_label(wanted).items():
             for chunk in chunks(group, STATEMENT_ROWS):
                 for row in self._rows(_GET_MANY[label], {"ids": list(chunk)}):
                     out[row["id"]] = parse_body(row["body"], row["id"])
-        return out
+        if kind is None:
+            return out
+        return {rid: _typed(out.get(rid), rid, kind, self.location) for rid in wanted}
 
     def exists(self, ids: Iterable[str]) -> set[str]:
         """Which of these ids are stored."""
