@@ -24,9 +24,10 @@ from rich.table import Table
 from gaf import __version__
 from gaf.errors import GafError, InvalidRecord
 from gaf import closure, lifecycle, policies, projection
+from gaf import reopen as reopening
 from gaf.ledger import ingest as ingest_records
 from gaf.ledger import resolve_key
-from gaf.records import Record, json_schema, record_type
+from gaf.records import Claim, Record, json_schema, record_type
 from gaf.store import GafStore, store_target
 from gaf.types import to_instant
 
@@ -987,17 +988,6 @@ app.add_typer(reopen_app, name="reopen")
 ReviewerOpt = Annotated[str, typer.Option(help="Key or id of the agent the re-projection's acceptance is recorded under.")]
 
 
-def _reopen_after(s: GafStore, report: Any, *, trigger: str, cause: str | None, reviewer: str, as_of: datetime,
-                  reason: str, policy: Any = None) -> Any:  # fmt: skip
-    from gaf import reopen as reopening
-
-    closures = [a.id for a in report.affected if a.kind == "closure"]
-    who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
-    return reopening.reopen(s, trigger=trigger, cause=cause, closures=closures, reviewer=who, at=_now(), as_of=as_of,
-                            reason=reason, impact=[a.id for a in report.affected], to_compensate=report.to_compensate,
-                            policy=policy)  # fmt: skip
-
-
 def _print_reopened(done: Any) -> None:
     out.print(f"reopen {done.event.id} ({done.event.trigger.value})", highlight=False)
     for step in done.superseded:
@@ -1025,12 +1015,9 @@ def reopen_new_claim(
         when = _when(as_of)
         with GafStore.open(store) as s:
             report = ingest_records(s, path, recorded_at=_now())
-            claims = [r for r in s.get_many(report.write.written + report.write.existing).values() if r.KIND == "claim"]
-            results = []
-            for claim in sorted(claims, key=lambda c: c.id):
-                found = impact.new_claim(s, claim)
-                results.append(_reopen_after(s, found, trigger="new_claim", cause=claim.id, reviewer=reviewer, as_of=when,
-                                             reason=f"new claim {claim.id}"))  # fmt: skip
+            claims = [r for r in s.get_many(report.write.written + report.write.existing).values() if isinstance(r, Claim)]
+            who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+            results = reopening.after_new_claims(s, claims, impact=impact, reviewer=who, at=_now(), as_of=when)
         _emit(as_json, [r.to_dict() for r in results], lambda: [_print_reopened(r) for r in results])
 
     _run(as_json, work)
@@ -1052,17 +1039,16 @@ def reopen_source(
           --invalid-from 2026-07-01 --reviewer registry-clerk
     """
     import impact
-    from gaf.records import SourceInvalidation
 
     def work() -> None:
         when = _when(as_of)
         with GafStore.open(store) as s:
             source_id = resolve_key(s, source, ("source",), {}, "SOURCE")
             who = resolve_key(s, by, ("agent",), {}, "--by")
-            event = SourceInvalidation(source=source_id, by=who, reason=reason, invalid_from=to_instant(invalid_from), recorded_at=when)
-            found = impact.source_invalidated(s, source_id)
-            s.put([event])
-            done = _reopen_after(s, found, trigger="source_invalidated", cause=event.id, reviewer=reviewer, as_of=when, reason=reason)
+            reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+            done = reopening.after_invalidation(s, source_id, impact=impact, by=who, reason=reason,
+                                                invalid_from=to_instant(invalid_from), reviewer=reviewer_id, at=_now(),
+                                                as_of=when)  # fmt: skip
         _emit(as_json, done.to_dict(), lambda: _print_reopened(done))
 
     _run(as_json, work)
@@ -1087,10 +1073,10 @@ def reopen_policy(
     def work() -> None:
         with GafStore.open(store) as s:
             previous = _versioned(s, old, "projection")
-            latest = policies.get(s, previous.name)
-            found = impact.policy_changed(s, previous.id, effective=to_instant(effective) if effective else None, retroactive=retroactive)
-            done = _reopen_after(s, found, trigger="policy_change", cause=latest.id, reviewer=reviewer, as_of=_when(as_of),
-                                 reason=f"{previous.ref} → {latest.ref}", policy=latest)  # fmt: skip
+            reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+            done = reopening.after_policy_change(s, previous, impact=impact, reviewer=reviewer_id, at=_now(), as_of=_when(as_of),
+                                                 effective=to_instant(effective) if effective else None,
+                                                 retroactive=retroactive)  # fmt: skip
         _emit(as_json, done.to_dict(), lambda: _print_reopened(done))
 
     _run(as_json, work)
@@ -1109,18 +1095,12 @@ def reopen_appeal(
 
       gaf reopen appeal closure:be9d… --by tenant-b --grounds "the receipt shows July" --reviewer registry-clerk
     """
-    from gaf import reopen as reopening
-    from gaf.records import Appeal
-
     def work() -> None:
         when = _when(as_of)
         with GafStore.open(store) as s:
             who = resolve_key(s, by, ("agent",), {}, "--by")
-            appeal = Appeal(closure=closure_id, by=who, grounds=grounds, filed_at=_now())
-            s.put([appeal])
             reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
-            done = reopening.reopen(s, trigger="appeal", cause=appeal.id, closures=[closure_id], reviewer=reviewer_id,
-                                    at=_now(), as_of=when, reason=grounds)  # fmt: skip
+            done = reopening.on_appeal(s, closure_id, by=who, grounds=grounds, reviewer=reviewer_id, at=_now(), as_of=when)
         _emit(as_json, done.to_dict(), lambda: _print_reopened(done))
 
     _run(as_json, work)

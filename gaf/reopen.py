@@ -11,14 +11,28 @@ compensation, never edited.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from gaf.closure import close
+from gaf.errors import UnknownReference
+from gaf.policies import get as published
 from gaf.projection import ReviewPolicy, project
-from gaf.records import Closure, Projection, RatifiedPolicy, Reopen, Trigger, Verdict, VerdictRules
+from gaf.records import (
+    Appeal,
+    Claim,
+    Closure,
+    Projection,
+    RatifiedPolicy,
+    Reopen,
+    Source,
+    SourceInvalidation,
+    Trigger,
+    Verdict,
+    VerdictRules,
+)
 from gaf.store.base import GafStore
 
 
@@ -52,8 +66,9 @@ def reopen(
 ) -> Reopened:
     """Re-project and re-judge each closure reached, superseding it; record the event.
 
-    ``policy`` is the projection version to re-project under when the trigger is
-    a policy change; otherwise each closure keeps the version it was decided under.
+    ``policy`` is the latest projection version when the trigger is a policy change:
+    each closure is re-projected under the version that governs it
+    (``governing_policy``); otherwise each closure keeps the version it was decided under.
     Closures already superseded are left alone: only the head of a chain is reopened.
     """
     trigger = Trigger(trigger)
@@ -64,7 +79,7 @@ def reopen(
         old = store.get(closure_id, Closure)
         if store.superseded_by(old.id):
             continue
-        chosen = policy if policy is not None else store.get(old.projection, Projection)
+        chosen = governing_policy(store, old, policy) if policy is not None else store.get(old.projection, Projection)
         rules = store.get(old.rules, VerdictRules)
         # A closure decided later than the reopen's time is re-projected as of its own time, never earlier.
         when = max(as_of, old.as_of)
@@ -127,3 +142,100 @@ def governing_policy(store: GafStore, closure: Closure, latest: Projection) -> P
         if isinstance(ratified, RatifiedPolicy) and not ratified.retroactive and closure.closed_at < ratified.effective:
             return old
     return latest
+
+
+# ---------------------------------------------------------------------- the workflows: an event, its impact, the reopen
+# Impact analysis sits above the chain (gaf does not import the impact package), so each
+# workflow is handed the analysis to use: the ``impact`` package itself, or anything with
+# the same four questions.
+
+
+class Affected(Protocol):
+    id: str
+    kind: str
+
+
+class ImpactReport(Protocol):
+    @property
+    def affected(self) -> Sequence[Affected]: ...
+
+    @property
+    def to_compensate(self) -> Sequence[str]: ...
+
+
+class Impact(Protocol):
+    """The impact questions a reopen workflow asks (the ``impact`` package answers them)."""
+
+    def source_invalidated(self, store: GafStore, source_id: str) -> ImpactReport: ...
+
+    def new_claim(self, store: GafStore, claim: Claim) -> ImpactReport: ...
+
+    def policy_changed(
+        self, store: GafStore, policy_id: str, *, effective: datetime | None = ..., retroactive: bool = ...
+    ) -> ImpactReport: ...
+
+
+def _reopen_reached(
+    store: GafStore, report: ImpactReport, *, trigger: Trigger, cause: str, reviewer: str, at: datetime, as_of: datetime,
+    reason: str, policy: Projection | None = None,
+) -> Reopened:  # fmt: skip
+    closures = [a.id for a in report.affected if a.kind == "closure"]
+    return reopen(store, trigger=trigger, cause=cause, closures=closures, reviewer=reviewer, at=at, as_of=as_of,
+                  reason=reason, impact=[a.id for a in report.affected], to_compensate=report.to_compensate,
+                  policy=policy)  # fmt: skip
+
+
+def after_new_claims(
+    store: GafStore, claims: Iterable[Claim], *, impact: Impact, reviewer: str, at: datetime, as_of: datetime
+) -> list[Reopened]:
+    """Reopen every standing closure that stored claims reach (new evidence), one reopen per claim, by claim id."""
+    out = []
+    for claim in sorted(claims, key=lambda c: c.id):
+        report = impact.new_claim(store, claim)
+        out.append(_reopen_reached(store, report, trigger=Trigger.new_claim, cause=claim.id, reviewer=reviewer, at=at,
+                                   as_of=as_of, reason=f"new claim {claim.id}"))  # fmt: skip
+    return out
+
+
+def after_invalidation(
+    store: GafStore, source_id: str, *, impact: Impact, by: str, reason: str, invalid_from: datetime, reviewer: str,
+    at: datetime, as_of: datetime,
+) -> Reopened:  # fmt: skip
+    """Record that a source is invalid from a time on, and reopen every standing closure that rested on it.
+
+    What rested on the source is found before the invalidation is written, so the walk
+    sees the graph the closures were decided on."""
+    store.get(source_id, Source)
+    event = SourceInvalidation(source=source_id, by=by, reason=reason, invalid_from=invalid_from, recorded_at=as_of)
+    report = impact.source_invalidated(store, source_id)
+    store.put([event], at=at)
+    return _reopen_reached(store, report, trigger=Trigger.source_invalidated, cause=event.id, reviewer=reviewer, at=at,
+                           as_of=as_of, reason=reason)  # fmt: skip
+
+
+def after_policy_change(
+    store: GafStore, previous: Projection, *, impact: Impact, reviewer: str, at: datetime, as_of: datetime,
+    effective: datetime | None = None, retroactive: bool = False,
+) -> Reopened:  # fmt: skip
+    """Re-decide the closures a change from ``previous`` to the latest version of its policy reaches.
+
+    Each closure reached is re-projected under the version that governs it
+    (``governing_policy``): the latest, unless a ratified policy the latest newly cites
+    took effect after the closure was decided and is not retroactive."""
+    latest = published(store, previous.name)
+    if not isinstance(latest, Projection):
+        raise UnknownReference(f"{previous.name} is not a projection policy", where=previous.id)
+    report = impact.policy_changed(store, previous.id, effective=effective, retroactive=retroactive)
+    return _reopen_reached(store, report, trigger=Trigger.policy_change, cause=latest.id, reviewer=reviewer, at=at,
+                           as_of=as_of, reason=f"{previous.ref} → {latest.ref}", policy=latest)  # fmt: skip
+
+
+def on_appeal(
+    store: GafStore, closure_id: str, *, by: str, grounds: str, reviewer: str, at: datetime, as_of: datetime
+) -> Reopened:
+    """Record an appeal against a closure and re-decide it on what is known as of ``as_of``."""
+    store.get(closure_id, Closure)
+    appeal = Appeal(closure=closure_id, by=by, grounds=grounds, filed_at=at)
+    store.put([appeal], at=at)
+    return reopen(store, trigger=Trigger.appeal, cause=appeal.id, closures=[closure_id], reviewer=reviewer, at=at,
+                  as_of=as_of, reason=grounds)  # fmt: skip

@@ -116,6 +116,36 @@ def test_a_retroactive_ratification_reaches_earlier_closures(store):
     assert july.id in changed.by_id()
 
 
+def test_a_policy_change_reopens_an_earlier_closure_only_under_the_version_that_governs_it(store):
+    # Behaviour pinned by issue 17: the reopen workflow re-projects each closure under
+    # governing_policy, not blindly under the latest version.
+    from gaf.reopen import after_policy_change
+
+    first, done = _reopen_on_claim_e(store)
+    july = store.get(done.superseded[0]["new"])  # closed on 21 July under v1
+    _, v2 = _v2(store, datetime(2026, 8, 1, tzinfo=U))  # not retroactive
+    v1 = get(store, "rent-delinquency", 1)
+    at = datetime(2026, 8, 10, tzinfo=U)
+    clerk = agent_id(store, "registry-clerk")
+    kept = after_policy_change(store, v1, impact=impact, reviewer=clerk, at=at, as_of=at, retroactive=True)
+    assert kept.superseded == [] and store.superseded_by(july.id) == []
+    assert july.id in kept.event.impact  # reached, and left standing on purpose
+
+
+def test_a_retroactive_ratification_makes_the_policy_change_reopen_earlier_closures(store):
+    from gaf.reopen import after_policy_change
+
+    first, done = _reopen_on_claim_e(store)
+    july = store.get(done.superseded[0]["new"])
+    _, v2 = _v2(store, datetime(2026, 8, 1, tzinfo=U), retroactive=True)
+    v1 = get(store, "rent-delinquency", 1)
+    at = datetime(2026, 8, 10, tzinfo=U)
+    moved = after_policy_change(store, v1, impact=impact, reviewer=agent_id(store, "registry-clerk"), at=at, as_of=at,
+                                retroactive=True)  # fmt: skip
+    (step,) = [s for s in moved.superseded if s["old"] == july.id]
+    assert store.get(step["new"]).projection == v2.id and store.superseded_by(july.id) == [step["new"]]
+
+
 def test_sway_counts_the_verdicts_a_proposed_change_would_flip(store):
     first = first_closure(store)  # 15 July, undetermined under v1
     ingest(store, RENT / "claim-e.yaml", recorded_at=NOW)
