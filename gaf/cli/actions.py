@@ -1,0 +1,94 @@
+"""Actions on verdicts: act and compensate."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from gaf.cli.common import (
+    JsonOpt,
+    StoreOpt,
+    app,
+    command,
+    emit,
+    out,
+    parse_time,
+    versioned,
+)
+from gaf.ledger import resolve_key
+from gaf.store import GafStore
+
+
+@command(app, name="act")
+def act_(
+    verdict_id: Annotated[str, typer.Argument(help="The verdict the action executes.")],
+    kind: Annotated[str, typer.Option("--kind", help="The kind of action, e.g. request-allocation.")],
+    subject: Annotated[str, typer.Option(help="What the action targets.")],
+    by: Annotated[str, typer.Option("--by", help="Key or id of the agent who authorises it.")],
+    grant: Annotated[str, typer.Option(help="The grant id it acts under.")],
+    policy: Annotated[str, typer.Option(help="The action policy: NAME or NAME@VERSION.")],
+    key: Annotated[str, typer.Option("--key", help="Idempotency key: the same key never causes a second effect.")],
+    amount: Annotated[Optional[float], typer.Option(help="Amount, checked against the grant's limit.")] = None,
+    waiver: Annotated[Optional[str], typer.Option(help="A waiver letting this decision past the action policy.")] = None,
+    webhook: Annotated[Optional[str], typer.Option(help="Execute by POSTing to this URL (default: record only).")] = None,
+    at: Annotated[Optional[str], typer.Option(help="When the action is requested (ISO 8601); default now.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check and execute one action on a verdict: authority, limits, idempotency, receipt.
+
+    Exit code 5 when a check refuses it (nothing is executed or written).
+
+    [b]Examples[/b]
+
+      gaf act verdict:6d04… --kind request-allocation --subject rent:lease-17/2026-07 \\
+          --by letting-agent --grant grant:… --policy rent-actions --key july-allocation-1
+    """
+    from gaf import actions
+    with GafStore.open(store) as s:
+        who = resolve_key(s, by, ("agent",), {}, "--by")
+        done = actions.act(
+            s, verdict=verdict_id, action_kind=kind, subject=subject, authorised_by=who, grant=grant,
+            policy=versioned(s, policy, "action_policy").id, idempotency_key=key, at=parse_time(at), amount=amount,
+            waiver=waiver, executor=actions.WebhookExecutor(webhook) if webhook else None,
+        )  # fmt: skip
+    emit(as_json, done.to_dict(), lambda: _print_acted(done))
+
+
+def _print_acted(done: Any, what: str = "") -> None:
+    out.print(f"{done.status.status.value}: {done.action.id}{what}" + ("" if done.effect else " (no new effect: this key was used before)"),
+              highlight=False)  # fmt: skip
+
+
+@command(app)
+def compensate(
+    action_id: Annotated[str, typer.Argument(help="The executed action whose effect was a mistake.")],
+    by: Annotated[str, typer.Option("--by", help="Key or id of the agent who authorises the compensation.")],
+    grant: Annotated[str, typer.Option(help="The grant id it acts under (for the original kind or compensate:KIND).")],
+    policy: Annotated[str, typer.Option(help="The action policy: NAME or NAME@VERSION.")],
+    key: Annotated[str, typer.Option("--key", help="Idempotency key: the same key never causes a second effect.")],
+    reason: Annotated[str, typer.Option(help="What was wrong with the effect it undoes.")],
+    webhook: Annotated[Optional[str], typer.Option(help="Execute by POSTing to this URL (default: record only).")] = None,
+    at: Annotated[Optional[str], typer.Option(help="When the compensation is requested (ISO 8601); default now.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Undo an executed action's effect with a new action that points at it; the original is never edited.
+
+    The original's status becomes compensated. Exit code 5 when a check refuses it (an
+    action not executed, a grant that does not cover it); nothing is executed or written.
+
+    [b]Examples[/b]
+
+      gaf compensate action:6b78… --by letting-agent --grant grant:… --policy rent-actions \\
+          --key july-allocation-request-withdrawn --reason "claim E settled the allocation"
+    """
+    from gaf import actions
+    with GafStore.open(store) as s:
+        done = actions.compensate(
+            s, action_id, authorised_by=resolve_key(s, by, ("agent",), {}, "--by"), grant=grant,
+            policy=versioned(s, policy, "action_policy").id, idempotency_key=key, at=parse_time(at), reason=reason,
+            executor=actions.WebhookExecutor(webhook) if webhook else None,
+        )  # fmt: skip
+    emit(as_json, done.to_dict(), lambda: _print_acted(done, f" compensates {action_id}"))

@@ -1,0 +1,159 @@
+"""For auditors and compliance tools: PROV export, named queries, the CLI reference."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from gaf.cli.common import (
+    JsonOpt,
+    StoreOpt,
+    app,
+    command,
+    emit,
+    out,
+    progress_bar,
+    rows_table,
+    short_id,
+)
+from gaf.errors import GafError, InvalidRecord
+from gaf.store import GafStore
+
+export_app = typer.Typer(help="Export provenance for compliance tools.", no_args_is_help=True)
+app.add_typer(export_app, name="export")
+
+
+@command(export_app, "prov")
+def export_prov(
+    closure_id: Annotated[Optional[str], typer.Option("--closure", help="Export one closure's whole lineage.")] = None,
+    subject: Annotated[Optional[str], typer.Option(help="Export every closure about a subject.")] = None,
+    everything: Annotated[bool, typer.Option("--all", help="Stream the whole store as N-Triples (needs --out).")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="ttl, jsonld, nt, provn, provjson or provxml.")] = "ttl",
+    out_path: Annotated[Optional[Path], typer.Option("--out", help="Write here (atomically) instead of stdout.")] = None,
+    base: Annotated[str, typer.Option(help="IRI base for record ids.")] = "urn:gaf:",
+    store: StoreOpt = None,
+) -> None:
+    """Export W3C PROV: PROV-O through rdflib, PROV-N/JSON/XML through prov, from one mapping.
+
+    The summary, one line of JSON on stderr, carries the RDFC-1.0 canonical hash of the exported RDF.
+
+    [b]Examples[/b]
+
+      gaf export prov --closure closure:aca0… --format ttl --out july.ttl
+      gaf export prov --subject rent:lease-17/2026-07 --format provn
+      gaf export prov --all --format nt --out store.nt
+    """
+    import prov_export
+    if sum(bool(x) for x in (closure_id, subject, everything)) != 1:
+        raise GafError("give exactly one of --closure, --subject or --all")
+    if fmt not in prov_export.FORMATS:
+        raise prov_export.ExportError(f"unknown format {fmt!r}", hint=f"one of: {', '.join(prov_export.FORMATS)}")
+    with GafStore.open(store, read_only=True) as s:
+        if everything:
+            if out_path is None or fmt != "nt":
+                raise prov_export.ExportError("--all streams N-Triples to a file: use --format nt --out FILE")
+            with progress_bar(False) as bar:
+                task = bar.add_task("exporting", total=sum(s.counts().values()))
+                result = prov_export.stream_all(s, out_path, base=base, progress=lambda n: bar.update(task, completed=n))
+            text = None
+        else:
+            records = prov_export.lineage(s, closure_id) if closure_id else prov_export.subject_lineage(s, subject)  # type: ignore[arg-type]
+            result, text = prov_export.export(records, fmt, out_path, base=base)
+    if text is not None:
+        sys.stdout.write(text)
+    sys.stderr.write(json.dumps(result.to_dict()) + "\n")  # one line for machines, never wrapped at the terminal's width
+
+
+@command(app)
+def query(
+    name: Annotated[Optional[str], typer.Argument(help="A query of the library (gaf query --list shows them).")] = None,
+    param: Annotated[Optional[list[str]], typer.Option("--param", "-p", help="A parameter, name=value (repeatable).")] = None,
+    cypher: Annotated[Optional[str], typer.Option("--cypher", help="Ad-hoc Cypher, run through the same read-only runner.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
+    list_all: Annotated[bool, typer.Option("--list", help="List the library's queries and the questions they answer.")] = False,
+    reference_out: Annotated[Optional[Path], typer.Option("--reference", help="Write the library's Markdown reference here.")] = None,
+    favorites_out: Annotated[Optional[Path], typer.Option("--favorites", help="Write the library as Neo4j Browser favourites (zip).")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run an auditor query read-only: a named one from the library, or ad-hoc Cypher.
+
+    A query that would write is refused before it reaches the store (exit code 2).
+
+    [b]Examples[/b]
+
+      gaf query --list
+      gaf query why-verdict --param closure=closure:aca0…
+      gaf query decisions-by-reviewer -p reviewer=registry-clerk --format csv
+      gaf query --cypher "MATCH (c:Claim) RETURN count(c) AS claims"
+    """
+    import queries
+    library = queries.load()
+    if list_all or reference_out or favorites_out:
+        if reference_out:
+            reference_out.write_text(queries.reference(library), encoding="utf-8")
+        if favorites_out:
+            favorites_out.write_bytes(queries.favorites(library))
+        rows = [{"name": q.name, "params": ", ".join(q.params) or "-", "question": q.question} for q in library.values()]
+        emit(as_json, rows, lambda: out.print(rows_table(rows, ("name", "params", "question"))))
+        return
+    if (name is None) == (cypher is None):
+        raise GafError("give a query name or --cypher, not both", hint="gaf query --list shows the library")
+    if name is not None and name not in library:
+        raise InvalidRecord(f"no query named {name!r}", hint=f"known: {', '.join(sorted(library))}")
+    params = dict(queries.parse_param(p) for p in param or [])
+    with GafStore.open(store, read_only=True) as s:
+        rows = queries.run(s, library[name] if name else cypher, params)  # type: ignore[arg-type]
+    if as_json or fmt == "json":
+        print(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
+    elif fmt == "csv":
+        sys.stdout.write(queries.as_csv(rows))
+    else:
+        columns = tuple(rows[0]) if rows else ("(no rows)",)
+        out.print(rows_table([{k: (short_id(v) if isinstance(v, str) and ":" in v and len(v) > 60 else v) for k, v in r.items()} for r in rows], columns))
+
+
+def cli_reference() -> str:
+    """The CLI reference in Markdown, generated from the commands themselves so it cannot drift."""
+    root = typer.main.get_command(app)
+    lines = ["# gaf command reference", "",
+             "Generated from the CLI by `gaf reference`; do not edit by hand. Every command takes `--help`.", ""]  # fmt: skip
+
+    def walk(command: Any, path: list[str]) -> None:
+        if hasattr(command, "list_commands"):  # a group (typer ships its own click, so no isinstance)
+            ctx = command.context_class(command)
+            for name in command.list_commands(ctx):
+                walk(command.get_command(ctx, name), [*path, name])
+            return
+        help_text = (command.help or "").replace("[b]", "**").replace("[/b]", "**").strip()
+        lines.extend([f"## gaf {' '.join(path)}", "", help_text, ""])
+        for param in command.params:
+            if param.param_type_name == "option":
+                lines.append(f"- `{', '.join(param.opts)}`: {param.help or ''}".rstrip())
+            else:
+                lines.append(f"- `{param.name.upper()}`: {getattr(param, 'help', '') or ''}".rstrip())
+        lines.append("")
+
+    walk(root, [])
+    return "\n".join(lines)
+
+
+@command(app)
+def reference(
+    out_path: Annotated[Optional[Path], typer.Option("--out", help="Write here instead of stdout.")] = None,
+) -> None:
+    """Print the CLI reference (Markdown), generated from the commands.
+
+    [b]Examples[/b]
+
+      gaf reference --out docs/cli-reference.md
+    """
+    text = cli_reference()
+    if out_path:
+        out_path.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)

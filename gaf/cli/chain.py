@@ -1,0 +1,244 @@
+"""The chain: project, close, verdict, replay, history, what-if."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.table import Table
+
+from gaf import closure, lifecycle, policies, projection
+from gaf.cli.common import (
+    JsonOpt,
+    StoreOpt,
+    app,
+    command,
+    emit,
+    out,
+    parse_time,
+    short_id,
+    statement_text,
+    warn_ignored,
+)
+from gaf.errors import GafError
+from gaf.ledger import resolve_key
+from gaf.store import GafStore
+from gaf.types import to_instant
+
+
+@command(app)
+def project(
+    name: Annotated[str, typer.Argument(help="The policy: NAME or NAME@VERSION.")],
+    reviewer: Annotated[str, typer.Option(help="Key or id of the agent the acceptance is recorded under.")],
+    as_of: Annotated[Optional[str], typer.Option(help="Transaction time to project as of (ISO 8601); default now.")] = None,
+    auto_accept_at: Annotated[float, typer.Option(help="Accept candidates at or above this confidence; route the rest.")] = 1.0,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate and show the candidates; open the store read-only and write nothing.")] = False,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Project a policy over the claims: evaluate, accept under the review policy, write the GAF.
+
+    [b]Examples[/b]
+
+      gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-07-15
+      gaf project rent-delinquency --reviewer registry-clerk --dry-run --json
+    """
+    now = datetime.now(timezone.utc)
+    when = to_instant(as_of) if as_of else now
+    policy_name, _, version = name.partition("@")
+    with GafStore.open(store, read_only=dry_run) as s:  # a dry run reads, so it runs beside another process's writes
+        policy = policies.get(s, policy_name, int(version) if version else None)
+        who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+        if dry_run:
+            evaluated = projection.evaluate(s, policy, as_of=when)
+            auto, routed = projection.ReviewPolicy(auto_accept_at).split(evaluated)
+            gaf = evaluated.gaf([c.id for c in auto])
+        else:
+            result = projection.project(s, policy, as_of=when, reviewer=who, at=now,
+                                        review=projection.ReviewPolicy(auto_accept_at))  # fmt: skip
+            evaluated, auto, routed, gaf = result.evaluated, result.accepted, result.routed, result.gaf
+    data = _projection_json(evaluated, auto, routed, gaf, dry_run)
+    warn_ignored(evaluated.ignored_completeness)
+    emit(as_json, data, lambda: _print_projection(data))
+
+
+def _projection_json(evaluated, auto, routed, gaf, dry_run: bool) -> dict[str, Any]:
+    def prop(p) -> str:
+        return statement_text(p)
+
+    return {
+        "policy": evaluated.policy.ref,
+        "as_of": evaluated.as_of.isoformat(),
+        "gaf": gaf.id,
+        "written": not dry_run,
+        "accepted": [{"fact": c.id, "proposition": prop(c.proposition), "confidence": c.confidence,
+                      "by": c.justification.id} for c in auto],  # fmt: skip
+        "routed_to_review": [{"fact": c.id, "proposition": prop(c.proposition), "confidence": c.confidence} for c in routed],
+        "unresolved": [prop(p) for p in evaluated.unresolved],
+        "rejected": [prop(p) for p in evaluated.rejected],
+        "excluded": [{"claim": ex.claim, "proposition": prop(evaluated.propositions[ex.proposition]), "reason": ex.reason}
+                     for ex in evaluated.exclusions],  # fmt: skip
+        "ignored_completeness": [d.model_dump(mode="json") for d in evaluated.ignored_completeness],
+    }
+
+
+def _print_projection(data: dict[str, Any]) -> None:
+    t = Table(title=f"{data['policy']} as of {data['as_of']} → {short_id(data['gaf'])}" + ("" if data["written"] else " (dry run)"))
+    t.add_column("status")
+    t.add_column("proposition")
+    t.add_column("confidence", justify="right")
+    for row in data["accepted"]:
+        t.add_row("[green]accepted[/]", row["proposition"], f"{row['confidence']:g}")
+    for row in data["routed_to_review"]:
+        t.add_row("[yellow]to review[/]", row["proposition"], f"{row['confidence']:g}")
+    for p in data["unresolved"]:
+        t.add_row("[blue]unknown[/]", p, "")
+    for p in data["rejected"]:
+        t.add_row("[red]rejected[/]", p, "")
+    for row in data["excluded"]:
+        t.add_row("[dim]excluded[/]", f"{row['proposition']}: {short_id(row['claim'])} {row['reason']}", "")
+    out.print(t)
+
+
+@command(app, name="close")
+def close_(
+    gaf_id: Annotated[str, typer.Argument(help="The GAF to close (gaf project prints it).")],
+    rules: Annotated[str, typer.Option(help="Verdict rules: NAME or NAME@VERSION.")],
+    subject: Annotated[str, typer.Option(help="What the verdict is about, e.g. rent:lease-17/2026-07.")],
+    as_of: Annotated[str, typer.Option(help="The transaction time the GAF was projected at (ISO 8601).")],
+    supersedes: Annotated[Optional[list[str]], typer.Option(help="A closure this one supersedes (repeatable).")] = None,
+    at: Annotated[Optional[str], typer.Option("--at", help="When the closure is made (ISO 8601); default now.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Freeze a GAF into a closure and compute its verdict (one transaction).
+
+    An undetermined case outside a ratified policy the projection cites is queued as a policy exception.
+
+    [b]Examples[/b]
+
+      gaf close gaf:7cee… --rules rent-paid --subject rent:lease-17/2026-07 --as-of 2026-07-15
+    """
+    rules_name, _, version = rules.partition("@")
+    with GafStore.open(store) as s:
+        rule_set = policies.get(s, rules_name, int(version) if version else None, kind="rules")
+        when = parse_time(at)
+        closed = closure.close(s, gaf_id, rule_set, subject=subject, as_of=to_instant(as_of),
+                               closed_at=when, supersedes=supersedes or [])  # fmt: skip
+        exceptions = lifecycle.route_exceptions(s, closed, when)
+    data = {"closure": closed.closure.id, "verdict": closed.verdict.to_json(), "policy_exceptions": [e.to_json() for e in exceptions]}
+
+    def text() -> None:
+        out.print(f"closure {closed.closure.id}\n{closed.judgement.text()}", highlight=False, markup=False)
+        for e in exceptions:
+            out.print(f"[yellow]policy exception, queued for review:[/] {e.reason}", highlight=False)
+
+    emit(as_json, data, text)
+
+
+@command(app)
+def verdict(
+    closure_id: Annotated[str, typer.Argument(help="A closure id.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show the verdict of a closure with its full trace.
+
+    [b]Examples[/b]
+
+      gaf verdict closure:be9d… --json
+    """
+    with GafStore.open(store, read_only=True) as s:
+        found = s.find("verdict", closure=closure_id)
+    if not found:
+        raise GafError(f"no verdict for {closure_id}", hint="gaf close makes one")
+    v = found[0]
+    emit(as_json, v.to_json(), lambda: out.print(_verdict_text(v), highlight=False, markup=False))
+
+
+def _verdict_text(v: Any) -> str:
+    lines = [f"{v.label}: {v.strength:+.3f} (interval {v.low:+.3f} … {v.high:+.3f}) by {v.engine}"]
+    for r in v.trace.get("rules", []):
+        strength = r["strength"] if isinstance(r["strength"], str) else f"strength {r['strength']:.3f}"
+        lines.append(f"  {r['role']:9} {r['name']} activation={r['activation']}: {strength}")
+        lines += [f"            unknown: {u}" for u in r.get("unknown_premises", [])]
+    if v.trace.get("would_settle"):
+        lines.append("  would settle it: " + "; ".join(v.trace["would_settle"]))
+    return "\n".join(lines)
+
+
+@command(app, name="replay")
+def replay_(
+    closure_id: Annotated[str, typer.Argument(help="A closure id.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Recompute a closure's GAF and verdict from the stored inputs; name the layer that differs.
+
+    Exit code 0 when identical, 4 when a layer differs.
+
+    [b]Examples[/b]
+
+      gaf replay closure:be9d…
+    """
+    with GafStore.open(store, read_only=True) as s:
+        report = closure.replay(s, closure_id)
+
+    def text() -> None:
+        if report.identical:
+            out.print(f"[green]identical[/]: GAF {report.gaf}, verdict {report.verdict['label']} {report.verdict['strength']:+}")
+        for layer in report.layers:
+            out.print(f"[red]{layer['layer']}[/]: {layer['detail']}", highlight=False)
+
+    emit(as_json, report.to_dict(), text)
+    if not report.identical:
+        raise typer.Exit(4)
+
+
+@command(app)
+def history(
+    subject: Annotated[str, typer.Argument(help="The subject, e.g. rent:lease-17/2026-07.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Every closure about a subject, oldest first, with verdicts and the supersession chain.
+
+    [b]Examples[/b]
+
+      gaf history rent:lease-17/2026-07
+    """
+    from gaf import reopen as reopening
+    with GafStore.open(store, read_only=True) as s:
+        rows = reopening.history(s, subject)
+
+    def table() -> None:
+        t = Table(title=f"history of {subject}")
+        for col in ("closed at", "closure", "verdict", "policy", "supersedes", "superseded by"):
+            t.add_column(col)
+        for r in rows:
+            t.add_row(r["closed_at"], short_id(r["closure"]), f"{r['label']} {r['strength']:+}", f"v{r['projection_version']}",
+                      ", ".join(short_id(x) for x in r["supersedes"]), ", ".join(short_id(x) for x in r["superseded_by"]))  # fmt: skip
+        out.print(t)
+
+    emit(as_json, rows, table)
+
+
+@command(app, name="whatif")
+def whatif_(
+    closure_id: Annotated[str, typer.Argument(help="The closure whose verdict is questioned.")],
+    max_size: Annotated[int, typer.Option("--max-size", help="Largest combination of changes tried.", min=1)] = 2,
+    seconds: Annotated[float, typer.Option(help="Stop after this long, and say how far the search got.")] = 60.0,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """What would change this verdict? An exhaustive, bounded search of its cone (nothing is written).
+
+    [b]Examples[/b]
+
+      gaf whatif closure:0609… --max-size 2 --seconds 60
+    """
+    from gaf.whatif import whatif as search
+    with GafStore.open(store, read_only=True) as s:
+        report = search(s, closure_id, max_size=max_size, seconds=seconds)
+    emit(as_json, report.to_dict(), lambda: out.print(report.text(), highlight=False, markup=False))

@@ -1,0 +1,204 @@
+"""What every command shares: the app, the consoles, the options, and the one ``@command`` helper
+that turns gaf's typed errors into one line and an exit code."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Annotated, Any, Optional, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from gaf import __version__, policies
+from gaf.errors import GafError, InvalidRecord
+from gaf.records import Record
+from gaf.store import GafStore
+from gaf.types import to_instant
+
+app = typer.Typer(
+    name="gaf",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+)
+
+
+out = Console()
+err = Console(stderr=True)
+StoreOpt = Annotated[
+    Optional[str],
+    typer.Option("--store", "-s", help="Bolt URI (neo4j://, bolt://) or embedded store path; default $GAF_STORE (never $NEO4J_URI), else .gaf/store.lbug"),
+]
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of tables.")]
+
+
+def main() -> None:
+    """Entry point of the ``gaf`` console script."""
+    app()
+
+
+def _run(as_json: bool, work: Callable[[], Any]) -> Any:
+    """Run a command body, turning gaf's typed errors into one line and an exit code."""
+    try:
+        return work()
+    except ValueError as exc:  # a value the user typed (a time, a version) that does not parse
+        exc = InvalidRecord(str(exc))
+        if as_json:
+            print(json.dumps(exc.to_dict(), indent=2))
+        else:
+            err.print(f"[bold red]error:[/] {exc.message}", highlight=False, markup=True)
+        raise typer.Exit(exc.exit_code) from None
+    except GafError as exc:
+        if as_json:
+            print(json.dumps(exc.to_dict(), indent=2))
+        else:
+            err.print(f"[bold red]error:[/] {exc.message}", highlight=False)
+            for sub in getattr(exc, "errors", [])[:20]:
+                err.print(f"  - {sub.message}", highlight=False)
+            extra = len(getattr(exc, "errors", [])) - 20
+            if extra > 0:
+                err.print(f"  … and {extra} more")
+        raise typer.Exit(exc.exit_code) from None
+
+
+F = TypeVar("F", bound=Callable[..., None])
+
+
+def command(group: typer.Typer, name: str | None = None) -> Callable[[F], F]:
+    """Register a function as a command of ``group`` (the function's signature is its options).
+
+    The body runs with gaf's typed errors, and values that do not parse, turned into one
+    line on stderr (or a JSON error with ``--json``) and the error family's exit code:
+    no command repeats that shape. The function itself is returned unchanged."""
+
+    def register(fn: F) -> F:
+        @functools.wraps(fn)
+        def speak(*args: Any, **kwargs: Any) -> None:
+            _run(bool(kwargs.get("as_json", False)), lambda: fn(*args, **kwargs))
+
+        group.command(name)(speak)
+        return fn
+
+    return register
+
+
+def emit(as_json: bool, data: Any, table: Callable[[], None]) -> None:
+    if as_json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        table()
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"gaf {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
+) -> None:
+    """Claims → Projection → Graph of Accepted Facts → Closure → Verdict → Action → Reopen.
+
+    The store is --store, else $GAF_STORE, else the embedded file .gaf/store.lbug. gaf does
+    not read $NEO4J_URI: to use that Neo4j, set GAF_STORE=$NEO4J_URI (the credentials come
+    from $NEO4J_USER and $NEO4J_PASSWORD).
+    """
+
+
+def progress_bar(quiet: bool) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        disable=quiet or not err.is_terminal,
+        transient=True,
+    )
+
+
+def records_table(records: list[Record], limit: int = 50) -> Table:
+    """A readable table of records: kind, a short id and what each says."""
+    table = Table(show_lines=False)
+    table.add_column("kind")
+    table.add_column("id")
+    table.add_column("what")
+    for record in records[:limit]:
+        table.add_row(record.KIND, short_id(record.id), summary(record))
+    if len(records) > limit:
+        table.caption = f"… and {len(records) - limit} more (use --json for all)"
+    return table
+
+
+def summary(record: Record) -> str:
+    """One line that says what a record is about."""
+    if record.KIND in ("agent", "source"):
+        return f"{record.key}: {record.name}"  # type: ignore[attr-defined]
+    if record.KIND == "claim":
+        parts = [statement_text(s) for s in record.statements]  # type: ignore[attr-defined]
+        return f"{record.transformation} at {record.observed_at:%Y-%m-%d}: " + "; ".join(parts)  # type: ignore[attr-defined]
+    if record.KIND == "proposition":
+        return statement_text(record)
+    return ", ".join(f"{k}={v}" for k, v in list(record.props().items())[:3])
+
+
+def statement_text(s: Any) -> str:
+    """predicate(subject, object-or-value), as people write it; NOT for a denial."""
+    target = s.object if s.object is not None else json.dumps(s.value, ensure_ascii=False) if s.value is not None else None
+    neg = "NOT " if getattr(s, "polarity", "affirmed") == "denied" else ""
+    return f"{neg}{s.predicate}({s.subject}{'' if target is None else ', ' + target})"
+
+
+def short_id(record_id: str) -> str:
+    kind, _, digest = record_id.partition(":")
+    return f"{kind}:{digest[:12]}…"
+
+
+def warn_ignored(ignored: list) -> None:
+    """Say on stderr which completeness declarations close no scope, and why (JSON on stdout stays clean)."""
+    for d in ignored:  # one line each, never wrapped at the terminal's width: grep finds it
+        sys.stderr.write(f"warning: completeness declaration {d.declaration} closes no scope: {d.reason}\n")
+
+
+def rows_table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Table:
+    t = Table()
+    for col in columns:
+        t.add_column(col)
+    for r in rows:
+        t.add_row(*(short_id(str(r[c])) if c == "id" else str(r.get(c, "")) for c in columns))
+    return t
+
+
+AsOfOpt = Annotated[Optional[str], typer.Option("--as-of", help="Answer for the graph as it stood at this time (ISO 8601).")]
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def parse_time(text: str | None) -> datetime:
+    return to_instant(text) if text else utc_now()
+
+
+def versioned(s: GafStore, ref: str, kind: str):
+    name, _, version = ref.partition("@")
+    return policies.get(s, name, int(version) if version else None, kind=kind)
+
+
+ReviewerOpt = Annotated[str, typer.Option(help="Key or id of the agent the re-projection's acceptance is recorded under.")]

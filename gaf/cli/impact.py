@@ -1,0 +1,173 @@
+"""Impact analysis: what must be reviewed after an invalidation, a new claim or a policy change."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.table import Table
+
+from gaf import policies
+from gaf.cli.common import (
+    AsOfOpt,
+    JsonOpt,
+    StoreOpt,
+    app,
+    command,
+    emit,
+    out,
+    progress_bar,
+    short_id,
+)
+from gaf.errors import GafError
+from gaf.ledger import resolve_key
+from gaf.store import GafStore
+from gaf.types import to_instant
+
+impact_app = typer.Typer(help="Impact analysis: what must be reviewed after an invalidation, new claim or policy change.", no_args_is_help=True)
+app.add_typer(impact_app, name="impact")
+HtmlOpt = Annotated[Optional[Path], typer.Option("--html", help="Also write a self-contained HTML report with a picture.")]
+MarkdownOpt = Annotated[Optional[Path], typer.Option("--markdown", help="Also write the report as Markdown.")]
+DepthOpt = Annotated[int, typer.Option("--max-depth", help="Stop after this many hops (the report then says it is incomplete).")]
+CountOpt = Annotated[int, typer.Option("--max-count", help="Stop after this many records (the report then says so).")]
+SecondsOpt = Annotated[Optional[float], typer.Option("--seconds", help="Stop after this many seconds (the report then says so).")]
+
+
+def _impact(
+    as_json: bool, store: str | None, html_path: Path | None, md_path: Path | None,
+    question: Callable[..., Any], *args: Any, **kwargs: Any,
+) -> None:  # fmt: skip
+    """Run one impact question with limits and a progress bar, then render it."""
+    from impact import Limits
+    from impact.report import headline, to_html, to_markdown
+
+    kwargs.setdefault("limits", Limits())
+    with GafStore.open(store, read_only=True) as s, progress_bar(as_json) as bar:
+        task = bar.add_task("walking dependencies", total=None)
+        report = question(s, *args, progress=lambda n, depth: bar.update(task, completed=n, description=f"depth {depth}"), **kwargs)
+    for path, render in ((html_path, to_html), (md_path, to_markdown)):
+        if path is not None:
+            try:
+                path.write_text(render(report), encoding="utf-8")
+            except OSError as exc:
+                raise GafError(f"cannot write {path}: {exc.strerror}", hint="check that the directory exists") from None
+
+    def text() -> None:
+        out.print(headline(report), highlight=False)
+        t = Table()
+        for col in ("kind", "id", "status", "reason", "path"):
+            t.add_column(col)
+        for a in report.affected:
+            t.add_row(a.kind, short_id(a.id), a.status, a.reason, " → ".join(short_id(p) for p in a.path))
+        out.print(t)
+        for action in report.to_compensate:
+            out.print(f"[red]executed action needs cancellation or compensation:[/] {action}", highlight=False)
+
+    emit(as_json, report.to_dict(), text)
+
+
+def _limits(depth: int, count: int, seconds: float | None):
+    from impact import Limits
+
+    return Limits(depth=depth, count=count, seconds=seconds)
+
+
+@command(impact_app, "source")
+def impact_source(
+    source: Annotated[str, typer.Argument(help="The invalidated source: its id or key.")],
+    as_of: AsOfOpt = None, html_out: HtmlOpt = None, md_out: MarkdownOpt = None,
+    max_depth: DepthOpt = 64, max_count: CountOpt = 1_000_000, seconds: SecondsOpt = None,
+    store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Everything that rests on a source: claims, evaluations, facts, GAFs, closures, verdicts, actions.
+
+    [b]Examples[/b]
+
+      gaf impact source bank-ledger
+      gaf impact source bank-ledger --html impact.html --json
+    """
+    import impact
+
+    def question(s: GafStore, **kw: Any) -> Any:
+        source_id = resolve_key(s, source, ("source",), {}, "SOURCE")
+        return impact.source_invalidated(s, source_id, **kw)
+
+    _impact(as_json, store, html_out, md_out, question, as_of=to_instant(as_of) if as_of else None, limits=_limits(max_depth, max_count, seconds))
+
+
+@command(impact_app, "claim")
+def impact_claim(
+    claim_id: Annotated[str, typer.Argument(help="The retracted claim's id.")],
+    as_of: AsOfOpt = None, html_out: HtmlOpt = None, md_out: MarkdownOpt = None,
+    max_depth: DepthOpt = 64, max_count: CountOpt = 1_000_000, seconds: SecondsOpt = None,
+    store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Everything that rests on one claim.
+
+    [b]Examples[/b]
+
+      gaf impact claim claim:8c48… --markdown impact.md
+    """
+    import impact
+
+    _impact(as_json, store, html_out, md_out, impact.claim_retracted, claim_id,
+            as_of=to_instant(as_of) if as_of else None, limits=_limits(max_depth, max_count, seconds))  # fmt: skip
+
+
+@command(impact_app, "new-claim")
+def impact_new_claim(
+    path: Annotated[Path, typer.Argument(help="A claims file; each claim in it is checked (nothing is written).")],
+    as_of: AsOfOpt = None, html_out: HtmlOpt = None, md_out: MarkdownOpt = None,
+    max_depth: DepthOpt = 64, max_count: CountOpt = 1_000_000, seconds: SecondsOpt = None,
+    store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """What a new claim would disturb: the closed scopes it falls into and all that relied on their absence.
+
+    [b]Examples[/b]
+
+      gaf impact new-claim late-ledger-entry.yaml
+    """
+    import impact
+    from gaf.ledger import read_items, resolve_items
+    from gaf.records import Claim
+
+    def question(s: GafStore, **kw: Any) -> Any:
+        records = resolve_items(s, read_items(path), datetime.now(timezone.utc))
+        claims = [r for r in records if isinstance(r, Claim)]
+        if len(claims) != 1:
+            raise GafError(f"{path} holds {len(claims)} claims; give exactly one", hint="split the file")
+        return impact.new_claim(s, claims[0], **kw)
+
+    _impact(as_json, store, html_out, md_out, question, as_of=to_instant(as_of) if as_of else None,
+            limits=_limits(max_depth, max_count, seconds))  # fmt: skip
+
+
+@command(impact_app, "policy")
+def impact_policy(
+    policy: Annotated[str, typer.Argument(help="NAME@VERSION of a projection policy, or rules:NAME@VERSION for verdict rules.")],
+    effective: Annotated[Optional[str], typer.Option(help="When the change takes effect (ISO 8601); earlier closures are spared.")] = None,
+    retroactive: Annotated[bool, typer.Option("--retroactive", help="The change reaches closures decided before it took effect.")] = False,
+    as_of: AsOfOpt = None, html_out: HtmlOpt = None, md_out: MarkdownOpt = None,
+    max_depth: DepthOpt = 64, max_count: CountOpt = 1_000_000, seconds: SecondsOpt = None,
+    store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Every closure decided under a policy or rules version that a change would reach.
+
+    [b]Examples[/b]
+
+      gaf impact policy rent-delinquency@1 --effective 2026-07-20
+      gaf impact policy rules:rent-paid@1 --retroactive --json
+    """
+    import impact
+
+    def question(s: GafStore, **kw: Any) -> Any:
+        kind, name = ("rules", policy[6:]) if policy.startswith("rules:") else ("projection", policy)
+        base, _, version = name.partition("@")
+        record = policies.get(s, base, int(version) if version else None, kind=kind)
+        return impact.policy_changed(s, record.id, effective=to_instant(effective) if effective else None, retroactive=retroactive, **kw)
+
+    _impact(as_json, store, html_out, md_out, question, as_of=to_instant(as_of) if as_of else None,
+            limits=_limits(max_depth, max_count, seconds))  # fmt: skip

@@ -1,0 +1,183 @@
+"""Projection policies and verdict rule sets: add, revise, show, list."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from gaf import policies, projection
+from gaf.cli.common import (
+    JsonOpt,
+    StoreOpt,
+    app,
+    command,
+    emit,
+    out,
+    rows_table,
+    short_id,
+    warn_ignored,
+)
+from gaf.store import GafStore
+
+policy_app = typer.Typer(help="Projection policies and their lifecycle: add, revise, show, list, decide, propose, ratify, waive, sway, queue.", no_args_is_help=True)
+app.add_typer(policy_app, name="policy")
+
+
+@command(policy_app, "add")
+def policy_add(
+    path: Annotated[Path, typer.Argument(help="A policy YAML file (sources and agents by key).")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Publish a policy version; the same content again is a no-op, other content is refused.
+
+    [b]Examples[/b]
+
+      gaf policy add examples/rent/policy.yaml
+    """
+    with GafStore.open(store) as s:
+        policy = policies.publish(s, policies.read_policy(s, path))
+    warn_ignored(projection.declaration_problems(policy))
+    emit(as_json, policy.to_json(), lambda: out.print(f"published {policy.ref} as {policy.id}", highlight=False))
+
+
+@command(policy_app, "revise")
+def policy_revise(
+    path: Annotated[Path, typer.Argument(help="The new content of an existing policy (its version is assigned).")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Publish a file as the next version of its policy; the old version stays readable.
+
+    [b]Examples[/b]
+
+      gaf policy revise examples/rent/policy.yaml
+    """
+    with GafStore.open(store) as s:
+        policy = policies.revise(s, policies.read_policy(s, path))
+    emit(as_json, policy.to_json(), lambda: out.print(f"published {policy.ref} (revises {policy.revises})", highlight=False))
+
+
+@command(policy_app, "show")
+def policy_show(
+    name: Annotated[str, typer.Argument(help="NAME or NAME@VERSION; the latest version when none is given.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print a published policy and its derivation rules.
+
+    [b]Examples[/b]
+
+      gaf policy show rent-delinquency
+      gaf policy show rent-delinquency@1 --json
+    """
+    policy_name, _, version = name.partition("@")
+    with GafStore.open(store, read_only=True) as s:
+        policy = policies.get(s, policy_name, int(version) if version else None)
+
+    def text() -> None:
+        out.print(f"[b]{policy.ref}[/b]  {policy.id}\n{policy.question}", highlight=False)
+        for r in policy.derivation_rules:
+            out.print(f"  {r}", highlight=False)
+
+    emit(as_json, policy.to_json(), text)
+
+
+@command(policy_app, "list")
+def policy_list(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """List published policies and their versions.
+
+    [b]Examples[/b]
+
+      gaf policy list
+    """
+    with GafStore.open(store, read_only=True) as s:
+        rows = [{"name": p.name, "version": p.version, "id": p.id, "question": p.question}
+                for n in policies.names(s) for p in policies.history(s, n)]  # fmt: skip
+
+    def table() -> None:
+        t = Table()
+        for col in ("name", "version", "id", "question"):
+            t.add_column(col)
+        for r in rows:
+            t.add_row(r["name"], str(r["version"]), short_id(r["id"]), r["question"])
+        out.print(t)
+
+    emit(as_json, rows, table)
+
+
+rules_app = typer.Typer(help="Verdict rule sets: add, revise, list.", no_args_is_help=True)
+app.add_typer(rules_app, name="rules")
+
+
+@command(rules_app, "add")
+def rules_add(
+    path: Annotated[Path, typer.Argument(help="A verdict rules YAML file.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Publish a verdict rule set version; other content under the same version is refused.
+
+    [b]Examples[/b]
+
+      gaf rules add examples/rent/verdict-rules.yaml
+    """
+    with GafStore.open(store) as s:
+        rules = policies.publish(s, policies.read_rules(path))
+        _warn_unestablished(s, rules)
+    emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
+
+
+def _warn_unestablished(s: GafStore, rules: policies.VerdictRules) -> None:
+    """Warn on stderr of condition predicates no published policy establishes or derives.
+
+    A rule set is published before any closure picks its policy, so it cannot be
+    refused here; the closure refuses it. The warning says so now, while the typo is
+    one revision away, and the command still succeeds.
+    """
+    published = sorted(s.find("projection"), key=lambda p: p.ref)  # type: ignore[attr-defined]
+    found = policies.unestablished_predicates(rules, *published)
+    if not published or not found:
+        return
+    refs = [p.ref for p in published]  # type: ignore[attr-defined]
+    under = f"any published policy ({', '.join(refs[:3])}{', …' if len(refs) > 3 else ''})"
+    for f in found:  # one line each, never wrapped at the terminal's width: grep finds it
+        sys.stderr.write(f"warning: {f.describe(under)} (a closure under a policy that does not establish it is refused)\n")
+
+
+@command(rules_app, "revise")
+def rules_revise(
+    path: Annotated[Path, typer.Argument(help="The new content of an existing rule set (its version is assigned).")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Publish a file as the next version of its rule set; the old version stays readable.
+
+    Closures keep the version they were decided under; the same content again is a no-op.
+
+    [b]Examples[/b]
+
+      gaf rules revise examples/rent/verdict-rules.yaml
+    """
+    with GafStore.open(store) as s:
+        rules = policies.revise(s, policies.read_rules(path))
+        _warn_unestablished(s, rules)
+    emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
+
+
+@command(rules_app, "list")
+def rules_list(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """List published verdict rule sets and their versions.
+
+    [b]Examples[/b]
+
+      gaf rules list --json
+    """
+    with GafStore.open(store, read_only=True) as s:
+        rows = [{"name": r.name, "version": r.version, "id": r.id, "conclusion": r.conclusion}
+                for n in policies.names(s, "rules") for r in policies.history(s, n, "rules")]  # fmt: skip
+    emit(as_json, rows, lambda: out.print(rows_table(rows, ("name", "version", "id", "conclusion"))))

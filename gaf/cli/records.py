@@ -1,0 +1,197 @@
+"""Commands over the store itself: init, schema, ingest, show, list, stats, verify."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.table import Table
+
+from gaf.cli.common import (
+    JsonOpt,
+    StoreOpt,
+    app,
+    command,
+    emit,
+    err,
+    out,
+    progress_bar,
+    records_table,
+)
+from gaf.errors import GafError
+from gaf.ledger import ingest as ingest_records
+from gaf.records import Record, json_schema, record_type
+from gaf.store import GafStore, store_target
+
+
+@command(app)
+def init(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Create the store's schema, constraints and indexes (safe to run again).
+
+    [b]Examples[/b]
+
+      gaf init
+      GAF_STORE=neo4j://localhost:7687 gaf init
+    """
+    with GafStore.open(store) as s:
+        s.init()
+        emit(as_json, {"store": s.location, "dialect": s.dialect, "initialised": True},
+              lambda: out.print(f"initialised {s.dialect} store at {s.location}"))
+
+
+@command(app)
+def schema(
+    kind: Annotated[Optional[str], typer.Argument(help="One record kind (claim, source, …); all when omitted.")] = None,
+) -> None:
+    """Print the JSON Schema of the records, for integrators.
+
+    [b]Examples[/b]
+
+      gaf schema            # every record kind
+      gaf schema claim      # just claims
+    """
+    data = record_type(kind).model_json_schema() if kind else json_schema()
+    print(json.dumps(data, indent=2))
+
+
+@command(app)
+def ingest(
+    path: Annotated[Path, typer.Argument(help="A .jsonl, .csv or .yaml file of claims, sources and agents.")],
+    store: StoreOpt = None,
+    best_effort: Annotated[bool, typer.Option("--best-effort", help="Write the good items and report the bad ones.")] = False,
+    batch_size: Annotated[int, typer.Option(help="Records per write transaction.", min=1)] = 2000,
+    as_json: JsonOpt = False,
+) -> None:
+    """Validate a claims file, then append its records to the store.
+
+    Nothing is written if any line is bad (unless --best-effort); every bad line is
+    reported with its number. Ingesting the same file again is a no-op.
+
+    [b]Examples[/b]
+
+      gaf ingest examples/rent/claims.yaml
+      gaf ingest claims.jsonl --best-effort --json
+      gaf ingest export.csv --store neo4j://localhost:7687
+    """
+    now = datetime.now(timezone.utc)
+    with GafStore.open(store) as s, progress_bar(as_json) as bar:
+        task = bar.add_task(f"ingesting {path.name}", total=None)
+        report = ingest_records(
+            s,
+            path,
+            recorded_at=now,
+            mode="best_effort" if best_effort else "atomic",
+            batch_size=batch_size,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
+        written = s.get_many(report.write.written)
+    data = {"file": str(path), "store": store_target(store), **report.to_dict()}
+    emit(as_json, data, lambda: _print_ingest(data, [written[i] for i in report.write.written]))
+    if report.write.failed:
+        raise typer.Exit(2)
+
+
+def _print_ingest(data: dict[str, Any], written: list[Record]) -> None:
+    out.print(
+        f"read {data['read']} items from {data['file']}: "
+        f"[green]{data['written']} written[/], {data['existing']} already stored, "
+        f"[red]{len(data['failed'])} refused[/] → {data['store']}",
+        highlight=False,
+    )
+    for failure in data["failed"]:
+        err.print(f"  - {failure['where'] or failure['index']}: {failure['what']}", highlight=False)
+    if written:
+        out.print(records_table(written))
+
+
+@command(app)
+def show(
+    record_id: Annotated[str, typer.Argument(help="The id of a record (kind:sha256).")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print one record and the relationships leaving it.
+
+    [b]Examples[/b]
+
+      gaf show claim:3f2a…   (the full id)
+    """
+    with GafStore.open(store, read_only=True) as s:
+        record = s.get(record_id)
+        if record is None:
+            raise GafError(f"no record {record_id} in {s.location}", hint="gaf list KIND shows the ids stored")
+        edges = s.edges_from(record_id)
+    data = {**record.to_json(), "edges": [{"rel": r, "target": t} for r, t in edges]}
+    emit(as_json, data, lambda: out.print_json(json.dumps(data, ensure_ascii=False)))
+
+
+@command(app, name="list")
+def list_(
+    kind: Annotated[str, typer.Argument(help="A record kind: claim, source, agent, proposition, …")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the stored records of one kind, in id order.
+
+    [b]Examples[/b]
+
+      gaf list claim
+      gaf list source --json
+    """
+    record_type(kind)
+    with GafStore.open(store, read_only=True) as s:
+        records = s.find(kind)
+    emit(as_json, [r.to_json() for r in records], lambda: out.print(records_table(records, limit=1000)))
+
+
+@command(app)
+def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Count the stored records of each kind.
+
+    [b]Examples[/b]
+
+      gaf stats --json
+    """
+    with GafStore.open(store, read_only=True) as s:
+        counts = s.counts()
+        location = s.location
+
+    def table() -> None:
+        t = Table(title=f"records in {location}")
+        t.add_column("kind")
+        t.add_column("count", justify="right")
+        for kind, n in counts.items():
+            t.add_row(kind, str(n))
+        out.print(t)
+
+    emit(as_json, {"store": location, "counts": counts}, table)
+
+
+@command(app)
+def verify(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Recompute every content id and check every property and relationship; name each discrepancy.
+
+    Exit code 0 when the store is intact, 4 when anything differs.
+
+    [b]Examples[/b]
+
+      gaf verify
+      gaf verify --store neo4j://localhost:7687 --json
+    """
+    from gaf.verify import verify as check
+    with GafStore.open(store, read_only=True) as s, progress_bar(as_json) as bar:
+        task = bar.add_task("verifying", total=sum(s.counts().values()))
+        report = check(s, progress=lambda n: bar.update(task, completed=n))
+
+    def text() -> None:
+        state = "[green]intact[/]" if report.ok else f"[red]{len(report.discrepancies)} discrepancies[/]"
+        out.print(f"{report.checked} records checked: {state}")
+        for d in report.discrepancies:
+            out.print(f"  {d.id}: {d.problem}", highlight=False)
+
+    emit(as_json, report.to_dict(), text)
+    if not report.ok:
+        raise typer.Exit(4)

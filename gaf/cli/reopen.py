@@ -1,0 +1,135 @@
+"""Reopen decisions after new evidence, an invalidated source, a policy change or an appeal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from gaf import reopen as reopening
+from gaf.cli.common import (
+    AsOfOpt,
+    JsonOpt,
+    ReviewerOpt,
+    StoreOpt,
+    app,
+    command,
+    emit,
+    out,
+    parse_time,
+    short_id,
+    utc_now,
+    versioned,
+)
+from gaf.ledger import ingest as ingest_records
+from gaf.ledger import resolve_key
+from gaf.records import Claim
+from gaf.store import GafStore
+from gaf.types import to_instant
+
+reopen_app = typer.Typer(help="Reopen decisions after new evidence, an invalidated source, a policy change or an appeal.", no_args_is_help=True)
+app.add_typer(reopen_app, name="reopen")
+
+
+def _print_reopened(done: Any) -> None:
+    out.print(f"reopen {done.event.id} ({done.event.trigger.value})", highlight=False)
+    for step in done.superseded:
+        out.print(f"  {short_id(step['old'])} {step['old_label']} → {short_id(step['new'])} {step['new_label']}", highlight=False)
+    if not done.superseded:
+        out.print("  no standing closure was affected")
+    for action in done.to_compensate:
+        out.print(f"  [red]executed action needs cancellation or compensation:[/] {action}", highlight=False)
+
+
+@command(reopen_app, "new-claim")
+def reopen_new_claim(
+    path: Annotated[Path, typer.Argument(help="A claims file: its claims are ingested, then what they affect is reopened.")],
+    reviewer: ReviewerOpt, as_of: AsOfOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Ingest new evidence and reopen every standing closure it reaches.
+
+    [b]Examples[/b]
+
+      gaf reopen new-claim examples/rent/claim-e.yaml --reviewer registry-clerk --as-of 2026-07-21
+    """
+    import impact
+    when = parse_time(as_of)
+    with GafStore.open(store) as s:
+        report = ingest_records(s, path, recorded_at=utc_now())
+        claims = [r for r in s.get_many(report.write.written + report.write.existing).values() if isinstance(r, Claim)]
+        who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+        results = reopening.after_new_claims(s, claims, impact=impact, reviewer=who, at=utc_now(), as_of=when)
+    emit(as_json, [r.to_dict() for r in results], lambda: [_print_reopened(r) for r in results])
+
+
+@command(reopen_app, "source")
+def reopen_source(
+    source: Annotated[str, typer.Argument(help="The source to invalidate: its key or id.")],
+    by: Annotated[str, typer.Option("--by", help="Key or id of the agent declaring it invalid.")],
+    reason: Annotated[str, typer.Option(help="Why the source is invalid.")],
+    invalid_from: Annotated[str, typer.Option(help="Claims observed from this time on count for nothing (ISO 8601).")],
+    reviewer: ReviewerOpt, as_of: AsOfOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Record a source invalidation and reopen every standing closure that rested on it.
+
+    [b]Examples[/b]
+
+      gaf reopen source bank-ledger --by registry-clerk --reason "export corrupted" \\
+          --invalid-from 2026-07-01 --reviewer registry-clerk
+    """
+    import impact
+    when = parse_time(as_of)
+    with GafStore.open(store) as s:
+        source_id = resolve_key(s, source, ("source",), {}, "SOURCE")
+        who = resolve_key(s, by, ("agent",), {}, "--by")
+        reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+        done = reopening.after_invalidation(s, source_id, impact=impact, by=who, reason=reason,
+                                            invalid_from=to_instant(invalid_from), reviewer=reviewer_id, at=utc_now(),
+                                            as_of=when)  # fmt: skip
+    emit(as_json, done.to_dict(), lambda: _print_reopened(done))
+
+
+@command(reopen_app, "policy")
+def reopen_policy(
+    old: Annotated[str, typer.Argument(help="The superseded projection policy version: NAME@VERSION.")],
+    reviewer: ReviewerOpt,
+    effective: Annotated[Optional[str], typer.Option(help="When the new version took effect; earlier closures keep the old one.")] = None,
+    retroactive: Annotated[bool, typer.Option("--retroactive", help="Reach closures decided before the effective date too.")] = False,
+    as_of: AsOfOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Re-decide the closures a policy change reaches under the latest version of the policy.
+
+    [b]Examples[/b]
+
+      gaf reopen policy rent-delinquency@1 --effective 2026-08-01 --reviewer registry-clerk
+    """
+    import impact
+    with GafStore.open(store) as s:
+        previous = versioned(s, old, "projection")
+        reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+        done = reopening.after_policy_change(s, previous, impact=impact, reviewer=reviewer_id, at=utc_now(), as_of=parse_time(as_of),
+                                             effective=to_instant(effective) if effective else None,
+                                             retroactive=retroactive)  # fmt: skip
+    emit(as_json, done.to_dict(), lambda: _print_reopened(done))
+
+
+@command(reopen_app, "appeal")
+def reopen_appeal(
+    closure_id: Annotated[str, typer.Argument(help="The closure appealed.")],
+    by: Annotated[str, typer.Option("--by", help="Key or id of the appellant.")],
+    grounds: Annotated[str, typer.Option(help="The grounds of the appeal.")],
+    reviewer: ReviewerOpt, as_of: AsOfOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Record an appeal and re-decide the closure on what is known now.
+
+    [b]Examples[/b]
+
+      gaf reopen appeal closure:be9d… --by tenant-b --grounds "the receipt shows July" --reviewer registry-clerk
+    """
+    when = parse_time(as_of)
+    with GafStore.open(store) as s:
+        who = resolve_key(s, by, ("agent",), {}, "--by")
+        reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+        done = reopening.on_appeal(s, closure_id, by=who, grounds=grounds, reviewer=reviewer_id, at=utc_now(), as_of=when)
+    emit(as_json, done.to_dict(), lambda: _print_reopened(done))
