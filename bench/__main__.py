@@ -1,7 +1,9 @@
 """Entry point: ``python -m bench <benchmark> [options]``.
 
-``<benchmark>`` names a module of this package with a ``main(argv) -> int``:
-``python -m bench ingest --help``.
+``<benchmark>`` names a module of this package with a ``main(argv: list[str] | None
+= None) -> int`` that parses ``argv`` and returns the exit code, which this entry
+point exits with: ``python -m bench ingest --help``. The modules in HELPERS are
+not benchmarks: they are imported by the benchmarks.
 """
 
 from __future__ import annotations
@@ -11,21 +13,33 @@ import pkgutil
 import sys
 from pathlib import Path
 
-HELPERS = {"graph", "fastput"}  # modules of the package that are not benchmarks
+#: Modules of the package that are not benchmarks: the synthetic graph (graph), and
+#: the prototypes of library changes the benchmarks measure (fastput, derive_proto).
+HELPERS = {"graph", "fastput", "derive_proto"}
+
+
+def modules() -> list[str]:
+    """Every module of the package, benchmarks and helpers."""
+    return sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if not m.name.startswith("_"))
 
 
 def benchmarks() -> list[str]:
-    return sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if not m.name.startswith("_") and m.name not in HELPERS)
+    return [name for name in modules() if name not in HELPERS]
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     names = benchmarks()
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in names:
-        print(f"usage: python -m bench {{{','.join(names)}}} [options]   (e.g. python -m bench ingest --help)")
-        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    usage = f"usage: python -m bench {{{','.join(names)}}} [options]   (e.g. python -m bench ingest --help)"
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage)
+        return 0 if argv else 2
+    if argv[0] not in names:
+        why = "is a helper module, not a benchmark" if argv[0] in HELPERS else "is not a benchmark"
+        print(f"{argv[0]} {why}\n{usage}", file=sys.stderr)
+        return 2
     module = importlib.import_module(f"bench.{argv[0]}")
-    return module.main(argv[1:])
+    return int(module.main(argv[1:]))
 
 
 if __name__ == "__main__":

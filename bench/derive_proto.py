@@ -1,3 +1,23 @@
+# STALE PROTOTYPE — not applied to gaf/. Compared with gaf/derive.py at dbe412c (and its
+# uncommitted typing-only edits), what this file proposes and gaf/ does not have, each marked PROTO:
+#   PROTO 1. Semi-naive rounds read the last round's new facts from a delta grouped by predicate
+#            (and by (predicate, subject) / (predicate, object)), in index order; gaf/ passes a
+#            set and _entries scans every derived fact of the predicate, skipping those not in it.
+#   PROTO 2. Derived facts indexed by (predicate, subject) and (predicate, object) (_State.by_subject,
+#            by_object, position), so a derived atom with a bound argument is a dict lookup; gaf/
+#            has only index[predicate] (quadratic for right-recursive rules).
+#   PROTO 3. Clauses compiled once per evaluation (_CAtom, _State.compiled: RuleRef resolved once,
+#            terms classified once); gaf/ calls resolve() and is_var/is_wild on every match.
+#   PROTO 4. The head ground computed once per justification (_solve yields it); gaf/ computes it
+#            in _record and again in _fixpoint.
+#   PROTO 5. slots=True on Premise, Justification and _Branch; no sort of empty lists; a loop for
+#            the weakest premise's confidence.
+# Behind gaf/, so not a drop-in: it lacks b4c6887 (a negated pattern with an unbound argument over
+# claims, found false, is unknown unless a closed scope covers it: _ground_pattern and the _absence
+# check in _negation) and 2ae8d37 (holds(..., by_ref) and holds_grounds, which gaf.projection and
+# gaf.whatif call). Applying it means porting PROTO 1-5 onto today's gaf/derive.py. Measured
+# (docs/benchmarks-projection.md, before b4c6887): right-recursive rule 22x-71x at 1,000-2,000 facts;
+# left-recursive 1.1-1.4x. Used by python -m bench.projection rules --proto.
 """PROTOTYPE (bench only): gaf/derive.py with proposed speed-ups, to measure them.
 
 A copy of gaf/derive.py; nothing in gaf imports it. ``python -m bench.projection
@@ -45,7 +65,18 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal, Protocol
 
-from gaf.rules import Atom, Compare, DerivationRule, Not, RuleRef, Term, check_rules, is_var, is_wild, resolve
+from gaf.rules import (
+    Atom,
+    Compare,
+    DerivationRule,
+    Not,
+    RuleRef,
+    Term,
+    check_rules,
+    is_var,
+    is_wild,
+    resolve,
+)
 
 
 class Truth(IntEnum):

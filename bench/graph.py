@@ -38,8 +38,6 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from gaf.canonical import kind_of
-from gaf.store import base as _gaf_base
-from gaf.types import format_instant
 from gaf.records import (
     GAF,
     AcceptedFact,
@@ -60,7 +58,9 @@ from gaf.records import (
     VerdictRule,
     VerdictRules,
 )
+from gaf.store import base as _gaf_base
 from gaf.store.schema import label_of
+from gaf.types import format_instant
 
 EPOCH = datetime(2025, 1, 1, tzinfo=timezone.utc)
 #: Statements a case can make: predicate -> how to draw the object/value.

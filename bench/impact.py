@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import json
 import os
 import platform
@@ -56,10 +55,17 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
-from bench.graph import NODES_PER_CASE, _Maker, node_row
+from bench.graph import _Maker, node_row
 from gaf.canonical import kind_of
 from gaf.store.base import GafStore
 from gaf.store.schema import graph_schema, label_of
@@ -385,7 +391,8 @@ def show(result: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------- main
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m bench impact", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--nodes", type=int, default=1_000_000)
@@ -440,3 +447,7 @@ def main(argv: list[str]) -> int:
         args.json.write_text(json.dumps(result, indent=1) + "\n")
         console.print(f"saved {args.json}")
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

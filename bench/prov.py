@@ -71,7 +71,14 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -155,9 +162,9 @@ def _profile(samples: list[tuple[float, int]], points: int = 10) -> list[list[fl
 
 def child(variant: str, store_path: str, out: str, total: int) -> dict[str, Any]:
     """Run one variant on the store at ``store_path``; everything it measured."""
-    from rdflib import Graph
-
     import importlib
+
+    from rdflib import Graph
 
     from gaf.store.ladybug import LadybugStore
     from prov_export.mapping import DEFAULT_BASE, Mapper
@@ -264,9 +271,9 @@ def run_child(variant: str, store_path: Path, out: Path, total: int) -> dict[str
 
 def line_hashes(path: Path) -> Any:
     """Sorted distinct 64-bit hashes of the file's non-empty lines, and the number of non-empty lines."""
-    import numpy as np
-
     from array import array
+
+    import numpy as np
 
     hashes = array("Q")
     lines = 0
@@ -455,7 +462,8 @@ def show(result: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------- main
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m bench prov", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--sizes", default="10000,100000,1000000", help="records in the store, comma-separated")
@@ -509,3 +517,7 @@ def main(argv: list[str]) -> int:
     if args.json:
         console.print(f"saved {args.json}")
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

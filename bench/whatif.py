@@ -35,6 +35,7 @@ import json
 import os
 import platform
 import shutil
+import sys
 import tempfile
 import time
 from datetime import datetime, timedelta, timezone
@@ -168,7 +169,8 @@ def show(result: dict[str, Any]) -> None:
               "baseline = the cone re-read from the store for each candidate")
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m bench whatif", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--facts", default="10,100,1000", help="cone sizes, as payments (≈ 2 facts each)")
@@ -205,3 +207,7 @@ def main(argv: list[str]) -> int:
         args.json.write_text(json.dumps(result, indent=1) + "\n")
         console.print(f"saved {args.json}")
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

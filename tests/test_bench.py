@@ -1,0 +1,78 @@
+"""The benchmarks' shape: every module imports, every benchmark has ``main(argv) -> int``,
+``python -m bench`` exits with its code, and the verdict benchmark runs and fails on a
+mismatch. At tiny sizes and in memory only: no figures, no Neo4j."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import bench.__main__ as entry
+import gaf.verdict
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ["--sizes", "10", "--repeat", "2", "--seconds", "0.2"]
+
+
+@pytest.mark.parametrize("name", entry.modules())
+def test_every_bench_module_imports(name):
+    importlib.import_module(f"bench.{name}")
+
+
+def test_helpers_are_modules_of_the_package():
+    assert entry.HELPERS <= set(entry.modules())
+    assert set(entry.benchmarks()) == set(entry.modules()) - entry.HELPERS
+
+
+@pytest.mark.parametrize("name", entry.benchmarks())
+def test_every_benchmark_has_main_argv_returning_an_exit_code(name):
+    main = importlib.import_module(f"bench.{name}").main
+    params = list(inspect.signature(main).parameters.values())
+    assert [p.name for p in params] == ["argv"], name
+    assert params[0].default is None and str(params[0].annotation) == "list[str] | None", name
+    assert str(inspect.signature(main).return_annotation) == "int", name
+
+
+def test_the_entry_point_refuses_what_is_not_a_benchmark(capsys):
+    assert entry.main([]) == 2
+    assert entry.main(["--help"]) == 0
+    assert entry.main(["fastput"]) == 2 and "helper" in capsys.readouterr().err
+    assert entry.main(["no-such-benchmark"]) == 2
+
+
+def test_the_verdict_benchmark_times_judge_on_both_paths_and_records_the_load(tmp_path):
+    out = tmp_path / "verdict.json"
+    assert entry.main(["verdict", *TINY, "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["equal"] is True and len(result["machine"]["load_before"]) == 3 and "load_after" in result["machine"]
+    assert [(r["case"], r["graph"]) for r in result["sizes"]] == [("rent", "acyclic"), ("synthetic", "acyclic"), ("synthetic", "cyclic")]
+    for row in result["sizes"]:
+        judge, array = row["variants"]["judge"], row["variants"]["array"]
+        assert row["path"] == "python" and row["compared_with"] == "array" and row["equal"]
+        assert judge["paths"]["array"] == 0 and array["paths"]["array"] == row["weighings"]
+        assert judge["runs"] >= 1 and array["runs"] == judge["runs"]
+    acyclic, cyclic = result["sizes"][1]["variants"]["judge"]["paths"], result["sizes"][2]["variants"]["judge"]["paths"]
+    assert acyclic["topological"] > 0 and cyclic["fixed_point"] > 0
+    assert gaf.verdict.VECTOR_THRESHOLD == result["vector_threshold"]  # restored after forcing the other path
+
+
+def test_the_verdict_benchmark_fails_when_the_paths_disagree(tmp_path, monkeypatch):
+    shipped = gaf.verdict._vectorised
+    monkeypatch.setattr(gaf.verdict, "_vectorised", lambda *a: {k: v / 2 for k, v in shipped(*a).items()})
+    out = tmp_path / "verdict.json"
+    assert entry.main(["verdict", *TINY, "--graphs", "acyclic", "--json", str(out)]) == 1
+    result = json.loads(out.read_text())
+    assert result["equal"] is False and any(r["differences"] for r in result["sizes"])
+
+
+def test_python_m_bench_exits_with_the_benchmark_code(tmp_path):
+    run = [sys.executable, "-m", "bench", "verdict", *TINY, "--graphs", "acyclic", "--json", str(tmp_path / "v.json")]
+    assert subprocess.run(run, cwd=ROOT, capture_output=True, timeout=300).returncode == 0
+    bad = subprocess.run([sys.executable, "-m", "bench", "verdict", "--graphs", "sideways"], cwd=ROOT, capture_output=True, timeout=300)
+    assert bad.returncode == 2
