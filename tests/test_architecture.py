@@ -148,3 +148,57 @@ def test_only_the_top_layer_imports_impact_prov_export_and_queries(rel):
 def test_the_library_does_not_import_the_cli(rel):
     bad = [f"{rel}:{line}: {m}" for line, m, _ in imported(dict(MODULES)[rel]) if m == "gaf.cli" or m.startswith("gaf.cli.")]
     assert not bad, "\n".join(bad)
+
+
+# ---------------------------------------------------------------------- the layers, as docs/architecture.md tables them
+
+ROW = re.compile(r"^\| (\d)( [a-z]+)? \| `([^`]+\.py)` \|")
+
+
+def layers() -> dict[str, tuple[int, str]]:
+    """module path → (layer, group) from the module table of docs/architecture.md."""
+    out = {}
+    for line in (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8").splitlines():
+        if m := ROW.match(line):
+            rank, label, path = int(m.group(1)), (m.group(2) or "").strip(), m.group(3)
+            out[path] = (rank, label or path.split("/")[0])  # layer 4's groups are its packages
+    return out
+
+
+LAYERS = layers()
+
+
+def test_the_architecture_page_tables_every_module_and_nothing_else():
+    assert sorted(LAYERS) == sorted(rel for rel, _ in MODULES)
+
+
+def _module_path(module: str) -> str | None:
+    """The source path of an internal module name (a package resolves to its __init__)."""
+    base = ROOT / module.replace(".", "/")
+    if base.with_suffix(".py").exists():
+        return base.with_suffix(".py").relative_to(ROOT).as_posix()
+    if (base / "__init__.py").exists():
+        return (base / "__init__.py").relative_to(ROOT).as_posix()
+    return None
+
+
+@pytest.mark.parametrize("rel", sorted(LAYERS))
+def test_imports_point_down_the_layers_and_never_sideways(rel):
+    rank, group = LAYERS[rel]
+    bad = []
+    for line, module, names in imported(dict(MODULES)[rel]):
+        if module.split(".")[0] not in PACKAGES:
+            continue
+        # `from gaf import closure` imports the module gaf/closure.py, not gaf/__init__.py
+        targets = [_module_path(f"{module}.{n}") for n in names] if names else []
+        targets = [t for t in targets if t] or [_module_path(module)]
+        for target in targets:
+            if target is None or target == rel or target not in LAYERS:
+                continue
+            t_rank, t_group = LAYERS[target]
+            package_init = target.endswith("__init__.py") and rel.startswith(target.rsplit("/", 1)[0] + "/")
+            if t_rank > rank and not package_init:
+                bad.append(f"{rel}:{line}: imports {target} (layer {t_rank}) from layer {rank}")
+            elif t_rank == rank and t_group != group and not package_init:
+                bad.append(f"{rel}:{line}: imports {target} ({t_group}) sideways from {group}")
+    assert not bad, "see docs/architecture.md:\n" + "\n".join(bad)
