@@ -214,18 +214,18 @@ def after_invalidation(
 
 
 def after_policy_change(
-    store: GafStore, previous: Projection, *, impact: Impact, reviewer: str, at: datetime, as_of: datetime,
-    effective: datetime | None = None, retroactive: bool = False,
-) -> Reopened:  # fmt: skip
-    """Re-decide the closures a change from ``previous`` to the latest version of its policy reaches.
+    store: GafStore, previous: Projection, *, impact: Impact, reviewer: str, at: datetime, as_of: datetime
+) -> Reopened:
+    """Re-decide the standing closures decided under ``previous`` now that its policy has a later version.
 
-    Each closure reached is re-projected under the version that governs it
-    (``governing_policy``): the latest, unless a ratified policy the latest newly cites
-    took effect after the closure was decided and is not retroactive."""
+    Every closure under ``previous`` is reached; each is re-projected under the version
+    that governs it (``governing_policy``): the latest, unless a ratified policy the
+    latest newly cites took effect after the closure was decided and is not retroactive.
+    When a change takes effect is the ratified policy's to say, not the caller's."""
     latest = published(store, previous.name)
     if not isinstance(latest, Projection):
         raise UnknownReference(f"{previous.name} is not a projection policy", where=previous.id)
-    report = impact.policy_changed(store, previous.id, effective=effective, retroactive=retroactive)
+    report = impact.policy_changed(store, previous.id, retroactive=True)
     return _reopen_reached(store, report, trigger=Trigger.policy_change, cause=latest.id, reviewer=reviewer, at=at,
                            as_of=as_of, reason=f"{previous.ref} → {latest.ref}", policy=latest)  # fmt: skip
 

@@ -127,7 +127,7 @@ def test_a_policy_change_reopens_an_earlier_closure_only_under_the_version_that_
     v1 = get(store, "rent-delinquency", 1)
     at = datetime(2026, 8, 10, tzinfo=U)
     clerk = agent_id(store, "registry-clerk")
-    kept = after_policy_change(store, v1, impact=impact, reviewer=clerk, at=at, as_of=at, retroactive=True)
+    kept = after_policy_change(store, v1, impact=impact, reviewer=clerk, at=at, as_of=at)
     assert kept.superseded == [] and store.superseded_by(july.id) == []
     assert july.id in kept.event.impact  # reached, and left standing on purpose
 
@@ -140,8 +140,7 @@ def test_a_retroactive_ratification_makes_the_policy_change_reopen_earlier_closu
     _, v2 = _v2(store, datetime(2026, 8, 1, tzinfo=U), retroactive=True)
     v1 = get(store, "rent-delinquency", 1)
     at = datetime(2026, 8, 10, tzinfo=U)
-    moved = after_policy_change(store, v1, impact=impact, reviewer=agent_id(store, "registry-clerk"), at=at, as_of=at,
-                                retroactive=True)  # fmt: skip
+    moved = after_policy_change(store, v1, impact=impact, reviewer=agent_id(store, "registry-clerk"), at=at, as_of=at)
     (step,) = [s for s in moved.superseded if s["old"] == july.id]
     assert store.get(step["new"]).projection == v2.id and store.superseded_by(july.id) == [step["new"]]
 

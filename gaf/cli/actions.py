@@ -46,6 +46,7 @@ def act_(
           --by letting-agent --grant grant:… --policy rent-actions --key july-allocation-1
     """
     from gaf import actions
+
     with GafStore.open(store) as s:
         who = resolve_key(s, by, ("agent",), {}, "--by")
         done = actions.act(
@@ -85,6 +86,7 @@ def compensate(
           --key july-allocation-request-withdrawn --reason "claim E settled the allocation"
     """
     from gaf import actions
+
     with GafStore.open(store) as s:
         done = actions.compensate(
             s, action_id, authorised_by=resolve_key(s, by, ("agent",), {}, "--by"), grant=grant,

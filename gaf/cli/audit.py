@@ -48,6 +48,7 @@ def export_prov(
       gaf export prov --all --format nt --out store.nt
     """
     import prov_export
+
     if sum(bool(x) for x in (closure_id, subject, everything)) != 1:
         raise GafError("give exactly one of --closure, --subject or --all")
     if fmt not in prov_export.FORMATS:
@@ -92,6 +93,7 @@ def query(
       gaf query --cypher "MATCH (c:Claim) RETURN count(c) AS claims"
     """
     import queries
+
     library = queries.load()
     if list_all or reference_out or favorites_out:
         if reference_out:

@@ -209,6 +209,7 @@ def history(
       gaf history rent:lease-17/2026-07
     """
     from gaf import reopen as reopening
+
     with GafStore.open(store, read_only=True) as s:
         rows = reopening.history(s, subject)
 
@@ -239,6 +240,7 @@ def whatif_(
       gaf whatif closure:0609… --max-size 2 --seconds 60
     """
     from gaf.whatif import whatif as search
+
     with GafStore.open(store, read_only=True) as s:
         report = search(s, closure_id, max_size=max_size, seconds=seconds)
     emit(as_json, report.to_dict(), lambda: out.print(report.text(), highlight=False, markup=False))

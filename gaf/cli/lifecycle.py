@@ -70,6 +70,7 @@ def policy_propose(
       gaf policy propose examples/rent/allocation-rule.yaml --name rent-allocation --text "…" --by letting-agent
     """
     from gaf import lifecycle
+
     rule = policies.read_derivation_rule(rule_file)
     with GafStore.open(store) as s:
         candidate = lifecycle.propose(s, name=name, text=text, rule=rule, cases=case or [],
@@ -96,6 +97,7 @@ def policy_ratify(
     """
     from gaf import lifecycle
     from gaf.records import PolicyCandidate
+
     with GafStore.open(store) as s:
         candidate = s.get(candidate_id)
         if not isinstance(candidate, PolicyCandidate):
@@ -120,6 +122,7 @@ def policy_waive(
       gaf policy waive action_policy:… --closure closure:… --by letting-agent --reason "tenant asked"
     """
     from gaf import lifecycle
+
     with GafStore.open(store) as s:
         waiver = lifecycle.waive(s, policy=policy_id, closure=closure_id, authority=resolve_key(s, by, ("agent",), {}, "--by"),
                                  reason=reason, at=utc_now())  # fmt: skip
@@ -139,6 +142,7 @@ def policy_sway(
       gaf policy sway rent-delinquency@1 examples/rent/policy-v2.yaml
     """
     from gaf import lifecycle
+
     with GafStore.open(store, read_only=True) as s:
         result = lifecycle.sway(s, versioned(s, current, "projection"), policies.read_policy(s, proposed))
 
@@ -159,6 +163,7 @@ def policy_queue(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
       gaf policy queue --json
     """
     from gaf import lifecycle
+
     with GafStore.open(store, read_only=True) as s:
         queue = lifecycle.review_queue(s)
     emit(as_json, [e.to_json() for e in queue],

@@ -182,6 +182,7 @@ def verify(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
       gaf verify --store neo4j://localhost:7687 --json
     """
     from gaf.verify import verify as check
+
     with GafStore.open(store, read_only=True) as s, progress_bar(as_json) as bar:
         task = bar.add_task("verifying", total=sum(s.counts().values()))
         report = check(s, progress=lambda n: bar.update(task, completed=n))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -54,6 +54,7 @@ def reopen_new_claim(
       gaf reopen new-claim examples/rent/claim-e.yaml --reviewer registry-clerk --as-of 2026-07-21
     """
     import impact
+
     when = parse_time(as_of)
     with GafStore.open(store) as s:
         report = ingest_records(s, path, recorded_at=utc_now())
@@ -79,6 +80,7 @@ def reopen_source(
           --invalid-from 2026-07-01 --reviewer registry-clerk
     """
     import impact
+
     when = parse_time(as_of)
     with GafStore.open(store) as s:
         source_id = resolve_key(s, source, ("source",), {}, "SOURCE")
@@ -93,24 +95,25 @@ def reopen_source(
 @command(reopen_app, "policy")
 def reopen_policy(
     old: Annotated[str, typer.Argument(help="The superseded projection policy version: NAME@VERSION.")],
-    reviewer: ReviewerOpt,
-    effective: Annotated[Optional[str], typer.Option(help="When the new version took effect; earlier closures keep the old one.")] = None,
-    retroactive: Annotated[bool, typer.Option("--retroactive", help="Reach closures decided before the effective date too.")] = False,
-    as_of: AsOfOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+    reviewer: ReviewerOpt, as_of: AsOfOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
-    """Re-decide the closures a policy change reaches under the latest version of the policy.
+    """Re-decide the standing closures of an older policy version under the version that governs each.
+
+    That is the latest version, unless a ratified policy it newly cites took effect after
+    the closure was decided and is not retroactive: when a change takes effect is the
+    ratified policy's to say.
 
     [b]Examples[/b]
 
-      gaf reopen policy rent-delinquency@1 --effective 2026-08-01 --reviewer registry-clerk
+      gaf reopen policy rent-delinquency@1 --reviewer registry-clerk
     """
     import impact
+
     with GafStore.open(store) as s:
         previous = versioned(s, old, "projection")
         reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
-        done = reopening.after_policy_change(s, previous, impact=impact, reviewer=reviewer_id, at=utc_now(), as_of=parse_time(as_of),
-                                             effective=to_instant(effective) if effective else None,
-                                             retroactive=retroactive)  # fmt: skip
+        done = reopening.after_policy_change(s, previous, impact=impact, reviewer=reviewer_id, at=utc_now(),
+                                             as_of=parse_time(as_of))  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))
 
 
