@@ -244,9 +244,9 @@ def _waived(store: GafStore, action: Action, policy: ActionPolicy, closure: Clos
 _ORDER = {s: i for i, s in enumerate(ActionStatusName)}
 
 
-def status_order(status: ActionStatus) -> tuple[Any, int]:
+def status_order(status: ActionStatus) -> tuple[datetime, int]:
     """How statuses of one action follow each other: by time, then by lifecycle stage."""
-    return (status.at, _ORDER[status.status])  # type: ignore[index]
+    return (status.at, _ORDER[status.status])
 
 
 def statuses(store: GafStore, action_id: str) -> list[ActionStatus]:

@@ -23,10 +23,10 @@ from gaf.derive import Entry, Truth, show
 from gaf.errors import GafError, InvalidRecord, UnknownReference
 from gaf.policies import check_established
 from gaf.projection import IMPLEMENTATION, Evaluated, PolicyFacts, evaluate, ground_of
-from gaf.records import GAF, AcceptedFact, Closure, Interval, Projection, Proposition, Verdict, VerdictRules, matches_pattern
+from gaf.records import GAF, AcceptedFact, Closure, Projection, Proposition, Record, Verdict, VerdictRules, matches_pattern
 from gaf.rules import Atom, Not, RuleRef, resolve
 from gaf.signing import sign_if_configured
-from gaf.types import format_instant
+from gaf.types import Interval, format_instant
 from gaf.store.base import GafStore
 from gaf.verdict import ENGINE, Judgement, judge
 
@@ -214,7 +214,7 @@ def replay(store: GafStore, closure_id: str, *, engine: str = ENGINE, judge_with
     policy = _checked(store, closure.projection, "projection policy", differ)
     rules = _checked(store, closure.rules, "rules", differ)
     stored_gaf = _checked(store, closure.gaf, "accepted facts", differ)
-    stored_verdicts = [v for v in store.find("verdict", closure=closure.id)]
+    stored_verdicts = store.find(Verdict, closure=closure.id)
     if not isinstance(policy, Projection) or not isinstance(rules, VerdictRules) or not isinstance(stored_gaf, GAF):
         return out
     try:
@@ -256,7 +256,7 @@ def replay(store: GafStore, closure_id: str, *, engine: str = ENGINE, judge_with
     out.verdict = fresh
     if stored_verdicts:
         old = stored_verdicts[0]
-        before = {"label": old.label, "strength": old.strength, "low": old.low, "high": old.high}  # type: ignore[attr-defined]
+        before = {"label": old.label, "strength": old.strength, "low": old.low, "high": old.high}
         if before != fresh and out.identical:
             differ("runtime/engine", f"same inputs, rules and facts, but the verdict is now {fresh}, was {before}")
         elif before != fresh:
@@ -264,14 +264,14 @@ def replay(store: GafStore, closure_id: str, *, engine: str = ENGINE, judge_with
     return out
 
 
-def _read(store: GafStore, record_id: str, what: str):
+def _read(store: GafStore, record_id: str, what: str) -> Record | None:
     try:
         return store.get(record_id)
     except InvalidRecord as exc:
         raise GafError(f"the stored {what} {record_id} no longer matches its id: {exc.what}", where=record_id) from None
 
 
-def _checked(store: GafStore, record_id: str, layer: str, differ: Callable[[str, str], None]):
+def _checked(store: GafStore, record_id: str, layer: str, differ: Callable[[str, str], None]) -> Record | None:
     try:
         record = store.get(record_id)
     except InvalidRecord as exc:

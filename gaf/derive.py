@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal, Protocol
 
-from gaf.rules import Atom, Compare, DerivationRule, Not, RuleRef, Term, check_rules, is_var, is_wild, resolve
+from gaf.rules import Atom, Body, Clause, Compare, DerivationRule, Not, RuleRef, Term, check_rules, is_var, is_wild, resolve
 
 
 class Truth(IntEnum):
@@ -39,6 +39,12 @@ class Truth(IntEnum):
 
 #: A ground atom: (predicate, subject, object-or-value or None).
 Ground = tuple[str, Any, Any]
+
+#: Which body position must match the last round's new facts (semi-naive), or None: every position may match anything.
+Restriction = tuple[int, set[Ground]] | None
+
+#: A body that stopped on an open pattern it could not bind: the rule, the pattern, the bindings so far.
+DeadEnd = tuple[str, Atom, dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,10 @@ class Premise:
     evidence: str | None
 
 
+#: What tells one justification of a conclusion from another: its rule, body and bindings.
+JustificationKey = tuple[str, int, tuple[tuple[str, Any], ...]]
+
+
 @dataclass
 class Justification:
     """One way a conclusion was reached: the proof object of a derivation."""
@@ -88,7 +98,7 @@ class Justification:
     seq: int = 0
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> JustificationKey:
         return (self.rule, self.body, self.bindings)
 
 
@@ -98,7 +108,7 @@ class Derived:
 
     ground: Ground
     truth: Truth = Truth.FALSE
-    justifications: dict[tuple, Justification] = field(default_factory=dict)
+    justifications: dict[JustificationKey, Justification] = field(default_factory=dict)
 
 
 @dataclass
@@ -109,7 +119,7 @@ class Conclusions:
     open_predicates: set[str]
     rounds: int
     #: patterns that stopped a body because nothing was known and the scope was open
-    dead_ends: list[tuple[str, Atom, dict[str, Any]]]
+    dead_ends: list[DeadEnd]
 
     def truth(self, ground: Ground) -> Truth:
         d = self.derived.get(ground)
@@ -142,7 +152,7 @@ class _State:
     open: set[str] = field(default_factory=set)
     rounds: int = 0
     seq: int = 0
-    dead_ends: list = field(default_factory=list)
+    dead_ends: list[DeadEnd] = field(default_factory=list)
     #: derived grounds by predicate, for matching
     index: dict[str, dict[Ground, Derived]] = field(default_factory=lambda: defaultdict(dict))
 
@@ -163,7 +173,7 @@ def _fixpoint(state: _State, stratum: list[DerivationRule], mode: Mode) -> None:
         delta = changed
 
 
-def _restrictions(state: _State, clauses: list, delta: set[Ground] | None, mode: Mode) -> Iterator[tuple[int, set[Ground]] | None]:
+def _restrictions(state: _State, clauses: list[Clause], delta: set[Ground] | None, mode: Mode) -> Iterator[Restriction]:
     """Which body position must match the last round's new facts (semi-naive)."""
     if delta is None or mode == "naive":
         yield None
@@ -195,7 +205,7 @@ def _ground(a: Atom, binding: dict[str, Any]) -> Ground:
 
 def _value(term: Term | None, binding: dict[str, Any]) -> Any:
     if is_var(term):
-        return binding.get(term)  # type: ignore[arg-type]
+        return binding.get(term)
     return None if is_wild(term) else term
 
 
@@ -212,7 +222,7 @@ class _Branch:
     unresolved: list[Ground]
 
 
-def _solve(state: _State, r: DerivationRule, number: int, restrict: tuple[int, set[Ground]] | None) -> Iterator[Justification]:
+def _solve(state: _State, r: DerivationRule, number: int, restrict: Restriction) -> Iterator[Justification]:
     b = r.bodies[number]
     start = _Branch({}, Truth.TRUE, [], [], [])
     for branch in _clauses(state, r, b.when, 0, start, restrict):
@@ -239,7 +249,9 @@ def _confidence(state: _State, ground: Ground) -> float:
     return max((j.confidence for j in d.justifications.values() if j.truth == d.truth), default=1.0)
 
 
-def _clauses(state: _State, r: DerivationRule, clauses: list, i: int, branch: _Branch, restrict) -> Iterator[_Branch]:
+def _clauses(
+    state: _State, r: DerivationRule, clauses: list[Clause], i: int, branch: _Branch, restrict: Restriction
+) -> Iterator[_Branch]:
     if i == len(clauses):
         yield branch
         return
@@ -249,7 +261,7 @@ def _clauses(state: _State, r: DerivationRule, clauses: list, i: int, branch: _B
             yield from _clauses(state, r, clauses, i + 1, branch, restrict)
         return
     if isinstance(clause, Not):
-        yield from _negation(state, r, clauses, i, branch, restrict)
+        yield from _negation(state, r, clause, clauses, i, branch, restrict)
         return
     a = resolve(clause, state.by_ref)
     only = restrict[1] if restrict is not None and restrict[0] == i else None
@@ -282,8 +294,11 @@ def _clauses(state: _State, r: DerivationRule, clauses: list, i: int, branch: _B
     )  # fmt: skip
 
 
-def _negation(state: _State, r: DerivationRule, clauses: list, i: int, branch: _Branch, restrict) -> Iterator[_Branch]:
-    a = resolve(clauses[i].not_, state.by_ref)
+def _negation(
+    state: _State, r: DerivationRule, clause: Not, clauses: list[Clause], i: int, branch: _Branch, restrict: Restriction
+) -> Iterator[_Branch]:
+    """``clause``, the ``i``-th of ``clauses``, on this branch; then the clauses after it."""
+    a = resolve(clause.not_, state.by_ref)
     entries = _entries(state, a, branch.binding, None)
     premises, negatives, unresolved = branch.premises, branch.negatives, branch.unresolved
     derived = a.predicate in state.idb
@@ -380,7 +395,8 @@ def _compare(c: Compare, binding: dict[str, Any]) -> bool:
         return same if c.op == "==" else not same
     if not numeric and not (isinstance(left, str) and isinstance(right, str)):
         return False
-    return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}[c.op]
+    ordered: dict[str, bool] = {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}
+    return ordered[c.op]
 
 
 def show(ground: Ground) -> str:
@@ -393,7 +409,7 @@ def show(ground: Ground) -> str:
 
 
 def holds(
-    clauses: Sequence, facts: FactBase, binding: dict[str, Any], by_ref: dict[str, DerivationRule] | None = None
+    clauses: Sequence[Clause], facts: FactBase, binding: dict[str, Any], by_ref: dict[str, DerivationRule] | None = None
 ) -> tuple[Truth, list[str], list[str]]:
     """Whether a condition holds on a fact base, three-valued, and what it rests on.
 
@@ -406,7 +422,7 @@ def holds(
 
 
 def holds_grounds(
-    clauses: Sequence, facts: FactBase, binding: dict[str, Any], by_ref: dict[str, DerivationRule] | None = None
+    clauses: Sequence[Clause], facts: FactBase, binding: dict[str, Any], by_ref: dict[str, DerivationRule] | None = None
 ) -> tuple[Truth, list[str], set[Ground]]:
     """``holds``, with the unresolved premises as ground atoms rather than as text.
 
@@ -414,7 +430,8 @@ def holds_grounds(
     derivation rules of the policy when the clauses are a rule body."""
     if not clauses:
         return Truth.TRUE, [], set()
-    condition = DerivationRule(name="condition", head=Atom(predicate="condition", subject="?subject"), bodies=[{"when": list(clauses)}])
+    head = Atom(predicate="condition", subject="?subject")
+    condition = DerivationRule(name="condition", head=head, bodies=[Body(when=list(clauses))])
     state = _State(facts=facts, by_ref=by_ref or {}, derived={}, idb=set())
     best: _Branch | None = None
     unknown: set[Ground] = set()

@@ -7,6 +7,11 @@ line, a record id, a field) and, where there is one, the way out.
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
+#: An error as a JSON object: its fields, and for a refused batch the errors of its items.
+ErrorDict: TypeAlias = dict[str, "str | None | list[ErrorDict]"]
+
 
 class GafError(Exception):
     """The one base class of everything gaf refuses on purpose."""
@@ -25,7 +30,7 @@ class GafError(Exception):
         text = f"{self.where}: {self.what}" if self.where else self.what
         return f"{text} ({self.hint})" if self.hint else text
 
-    def to_dict(self) -> dict[str, str | None]:
+    def to_dict(self) -> ErrorDict:
         return {"error": type(self).__name__, "what": self.what, "where": self.where, "hint": self.hint}
 
 
@@ -91,7 +96,7 @@ class BatchRejected(InvalidRecord):
             hint="fix the items listed, or keep the good ones with --best-effort (mode='best_effort' in Python)",
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> ErrorDict:
         out = super().to_dict()
         out["errors"] = [e.to_dict() for e in self.errors]
         return out

@@ -19,7 +19,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -161,7 +161,7 @@ def _csv_items(text: str, name: str) -> Iterator[Item]:
     try:
         for row in reader:
             where = f"{name}:{reader.line_num}"
-            extra = row.pop(None, None)  # type: ignore[call-overload]
+            extra = row.pop(None, None)
             if extra:
                 yield Item({"__error__": InvalidRecord(f"{len(extra)} more field(s) than the header names", where=where)}, where)
                 continue
@@ -178,10 +178,11 @@ def _claim_from_row(row: dict[str, str]) -> dict[str, Any]:
     valid = {k: row.pop(f"valid_{k}") for k in ("from", "to") if f"valid_{k}" in row}
     if valid:
         statement["valid"] = {"start": valid.get("from"), "end": valid.get("to")}
-    if "failure_modes" in row:
-        row["failure_modes"] = [m.strip() for m in row["failure_modes"].split(";") if m.strip()]
     row.pop("kind", None)
-    return {"kind": "claim", **row, "statements": [statement]}
+    claim: dict[str, Any] = {"kind": "claim", **row, "statements": [statement]}
+    if "failure_modes" in row:
+        claim["failure_modes"] = [m.strip() for m in row["failure_modes"].split(";") if m.strip()]
+    return claim
 
 
 def _csv_value(text: str) -> Any:
@@ -197,6 +198,8 @@ def _yaml_items(text: str, name: str) -> Iterator[Item]:
     with reading_yaml(text, name) as loader:
         while loader.check_node():
             node = loader.get_node()
+            if node is None:  # check_node has just seen one: None is only the end of the stream
+                break
             items = node.value if isinstance(node, yaml.SequenceNode) else [node]
             for item in items:
                 where = f"{name}:{item.start_mark.line + 1}"
@@ -235,9 +238,10 @@ class YamlLoader(yaml.SafeLoader):
     an identifier would lose its zeros in either.
     """
 
-    yaml_implicit_resolvers: dict = {}  # none of YAML 1.1's: the 1.2 ones are added below
+    # none of YAML 1.1's: the 1.2 ones are added below (first character, or None for any, to tags and patterns)
+    yaml_implicit_resolvers: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}
 
-    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict:
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Hashable, Any]:
         if isinstance(node, yaml.MappingNode):
             first: dict[tuple[str, str], yaml.Node] = {}
             for key, _ in node.value:
@@ -249,7 +253,9 @@ class YamlLoader(yaml.SafeLoader):
                             hint="keep one of them: YAML 1.2 refuses a repeated key, YAML 1.1 would silently keep the last",
                         )
                     first[key.tag, key.value] = key
-        return super().construct_mapping(node, deep=deep)
+        # PyYAML's stubs take only a MappingNode, but the constructor is handed whatever node a tag names
+        # (``!!map [a, b]`` is a sequence) and refuses any other itself, naming the place
+        return super().construct_mapping(node, deep=deep)  # type: ignore[arg-type]
 
 
 _MERGE = "tag:yaml.org,2002:merge"
@@ -456,13 +462,17 @@ def resolve_items(store: GafStore, items: list[Item], recorded_at: datetime) -> 
     return records
 
 
+#: The ids of the sources and agents a batch has read so far, by (kind, key): what a later item's key names.
+Keyed = dict[tuple[str, str], str]
+
+
 def _resolve(store: GafStore, items: list[Item], recorded_at: datetime) -> tuple[list[Record], list[ItemError]]:
     """Records from items: keys turned into ids, defaults filled, each checked.
 
     Items are resolved in dependency order of kinds (agents, then sources, then
     the rest), so a key always refers to a record already read.
     """
-    keyed: dict[tuple[str, str], str] = {}
+    keyed: Keyed = {}
     origin: dict[str, int] = {}
     records: list[Record] = []
     errors: list[ItemError] = []
@@ -488,11 +498,11 @@ def _kind_rank(kind: Any) -> int:
     return {"agent": 0, "source": 1}.get(kind, 2) if isinstance(kind, str) else 2
 
 
-def _resolve_one(store: GafStore, item: Item, keyed: dict[tuple[str, str], str], recorded_at: datetime) -> Record:
+def _resolve_one(store: GafStore, item: Item, keyed: Keyed, recorded_at: datetime) -> Record:
     if "__error__" in item.data:
         raise item.data["__error__"]
     data = dict(item.data)
-    cls = record_type(data.get("kind"), where=item.where) if "kind" in data else None
+    cls = record_type(data["kind"], where=item.where) if "kind" in data else None
     if cls is None:
         raise InvalidRecord("record has no 'kind'", where=item.where, hint=f"one of: {', '.join(sorted(RECORD_TYPES))}")
     for name, (_, kinds) in cls.REFS.items():
@@ -503,13 +513,13 @@ def _resolve_one(store: GafStore, item: Item, keyed: dict[tuple[str, str], str],
     return parse_record(data, where=item.where)
 
 
-def _resolve_refs(store: GafStore, value: Any, kinds: tuple[str, ...], keyed: dict, where: str) -> Any:
+def _resolve_refs(store: GafStore, value: Any, kinds: tuple[str, ...], keyed: Keyed, where: str) -> Any:
     if isinstance(value, list):
         return [resolve_key(store, v, kinds, keyed, where) for v in value]
     return resolve_key(store, value, kinds, keyed, where)
 
 
-def resolve_key(store: GafStore, value: Any, kinds: tuple[str, ...], keyed: dict, where: str) -> Any:
+def resolve_key(store: GafStore, value: Any, kinds: tuple[str, ...], keyed: Keyed, where: str) -> Any:
     """An id as given, or the id of the one source/agent with this key."""
     if not isinstance(value, str) or ID_PATTERN.match(value) or not set(kinds) & set(KEYED_KINDS):
         return value

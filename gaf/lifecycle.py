@@ -84,7 +84,7 @@ def ratify(
         rule=candidate.rule, scope=scope or Scope(), exceptions=exceptions or [], effective=effective,
         retroactive=retroactive, revises=max(previous, key=lambda p: p.version).id if previous else None, ratified_at=at,
     )  # fmt: skip
-    return publish(store, policy, at=at)  # type: ignore[return-value]
+    return publish(store, policy, at=at)
 
 
 def adopt(store: GafStore, projection: Projection, ratified: RatifiedPolicy) -> Projection:
@@ -93,7 +93,7 @@ def adopt(store: GafStore, projection: Projection, ratified: RatifiedPolicy) -> 
     data = projection.model_dump(exclude={"id"})
     data["derivation_rules"] = [r for r in data["derivation_rules"] if r["name"] != rule.name] + [rule.model_dump()]
     data["ratified"] = sorted({*projection.ratified, ratified.id})
-    return revise(store, Projection.model_validate(data))  # type: ignore[return-value]
+    return revise(store, Projection.model_validate(data))
 
 
 def waive(store: GafStore, *, policy: str, closure: str, authority: str, reason: str, at: datetime) -> Waiver:

@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from gaf.errors import GafError, InvalidRecord
-from gaf.ledger import load_yaml, read_text, resolve_key, yaml_plain
+from gaf.ledger import Keyed, load_yaml, read_text, resolve_key, yaml_plain
 from gaf.projection import established_predicates
 from gaf.records import ActionPolicy, Projection, RatifiedPolicy, VerdictRules
 from gaf.rules import Atom, DerivationRule, Not, RuleError, UnestablishedPredicate, check_rules, closest
@@ -61,7 +61,7 @@ def policy_from_dict(store: GafStore, data: dict[str, Any], *, where: str = "pol
     data.pop("kind", None)
     data.setdefault("version", 1)  # a revision's version is assigned when it is published
     _cite_ratified(store, data, where)
-    keyed: dict = {}
+    keyed: Keyed = {}
     for i, trust in enumerate(data.get("trust") or []):
         if isinstance(trust, dict) and "source" in trust:
             trust["source"] = resolve_key(store, trust["source"], ("source",), keyed, _at(where, node, ["trust", i, "source"]))
@@ -104,20 +104,20 @@ def _cite_ratified(store: GafStore, data: dict[str, Any], where: str) -> None:
     for ref in cited:
         if isinstance(ref, str) and "@" in ref and not ref.startswith("policy:"):
             name, _, version = ref.partition("@")
-            found = store.find("policy", name=name, version=int(version)) if version.isascii() and version.isdigit() else []
+            found = store.find(RatifiedPolicy, name=name, version=int(version)) if version.isascii() and version.isdigit() else []
             if not found:
                 raise UnknownPolicy(f"no ratified policy {ref}", where=where, hint="ratify it first: gaf policy ratify")
             ratified = found[0]
             ids.append(ratified.id)
-            if not any(isinstance(r, dict) and r.get("name") == ratified.rule.get("name") for r in rules):  # type: ignore[attr-defined]
-                rules.append(ratified.rule)  # type: ignore[attr-defined]
+            if not any(isinstance(r, dict) and r.get("name") == ratified.rule.get("name") for r in rules):
+                rules.append(ratified.rule)
         else:
             ids.append(ref)
     data["ratified"] = sorted(ids) if all(isinstance(i, str) for i in ids) else ids  # else refused as a field
     data["derivation_rules"] = rules
 
 
-def _rule_name(data: dict, loc: list) -> str | None:
+def _rule_name(data: dict[str, Any], loc: list[int | str]) -> str | None:
     if len(loc) >= 2 and loc[0] == "derivation_rules" and isinstance(loc[1], int):
         rules = data.get("derivation_rules") or []
         if loc[1] < len(rules) and isinstance(rules[loc[1]], dict):
@@ -125,7 +125,7 @@ def _rule_name(data: dict, loc: list) -> str | None:
     return None
 
 
-def _at(where: str, node: Any, loc: list) -> str:
+def _at(where: str, node: Any, loc: list[int | str]) -> str:
     """file:line of the YAML node at a path of keys and indexes (the deepest one found)."""
     line = None
     for part in loc:
@@ -202,19 +202,38 @@ def check_established(rules: VerdictRules, policy: Projection) -> None:
 Versioned = Projection | VerdictRules | RatifiedPolicy | ActionPolicy
 _VERSIONED: dict[str, type[Versioned]] = {cls.KIND: cls for cls in (Projection, VerdictRules, RatifiedPolicy, ActionPolicy)}
 
+#: One versioned class: what goes in to publish or revise is what comes out.
+V = TypeVar("V", Projection, VerdictRules, RatifiedPolicy, ActionPolicy)
+#: The versioned class asked for, or any of them when the kind is named at run time (``get``).
+AnyVersioned = TypeVar("AnyVersioned", bound=Versioned)
 
-def _published(store: GafStore, kind: str, **where: Any) -> list[Versioned]:
-    """The published versions of a kind of versioned record matching ``where``, by id."""
+
+def _versioned(kind: str) -> type[Versioned]:
+    """The record class of a versioned kind."""
     cls = _VERSIONED.get(kind)
     if cls is None:
         raise InvalidRecord(f"{kind} records are not versioned", hint=f"versioned kinds: {', '.join(sorted(_VERSIONED))}")
-    found: list[Versioned] = store.find(cls, **where)
+    return cls
+
+
+def _published(store: GafStore, kind: str, **where: Any) -> list[Versioned]:
+    """The published versions of a kind of versioned record matching ``where``, by id."""
+    found: list[Versioned] = store.find(_versioned(kind), **where)
     return found
 
 
-def publish(store: GafStore, policy: Versioned, *, at: datetime | None = None) -> Versioned:
+def _version(store: GafStore, cls: type[AnyVersioned], name: str, version: int) -> AnyVersioned:
+    """One published version of a name."""
+    found = store.find(cls, name=name, version=version)
+    if not found:
+        what, command = ("policy", "policy") if cls.KIND == "projection" else ("rule set", "rules")
+        raise UnknownPolicy(f"no published {what} {name}@{version}", hint=f"gaf {command} list shows what is published")
+    return found[0]
+
+
+def publish(store: GafStore, policy: V, *, at: datetime | None = None) -> V:
     """Publish a version; again with the same content is a no-op, other content is refused."""
-    for other in _published(store, policy.KIND, name=policy.name, version=policy.version):
+    for other in store.find(type(policy), name=policy.name, version=policy.version):
         if other.id != policy.id:
             raise PolicyConflict(
                 f"{policy.ref} is already published with other content ({other.id})",
@@ -225,12 +244,12 @@ def publish(store: GafStore, policy: Versioned, *, at: datetime | None = None) -
     return policy
 
 
-def revise(store: GafStore, policy: Versioned) -> Versioned:
+def revise(store: GafStore, policy: V) -> V:
     """Publish ``policy`` as the next version of its name (a projection also names the one it revises)."""
     latest = latest_version(store, policy.name, policy.KIND)
     if latest == 0:
         raise UnknownPolicy(f"no published {policy.KIND} named {policy.name!r} to revise", hint="publish version 1 first")
-    previous = get(store, policy.name, latest, kind=policy.KIND)
+    previous = _version(store, type(policy), policy.name, latest)
     same = {"id", "version", "revises"}
     if policy.model_dump(exclude=same) == previous.model_dump(exclude=same):
         return previous  # the latest version already says exactly this
@@ -247,11 +266,7 @@ def latest_version(store: GafStore, name: str, kind: str = "projection") -> int:
 def get(store: GafStore, name: str, version: int | None = None, kind: str = "projection") -> Versioned:
     """A published policy (or rule set): the given version, or the latest."""
     version = version or latest_version(store, name, kind)
-    found = _published(store, kind, name=name, version=version)
-    if not found:
-        what = "policy" if kind == "projection" else "rule set"
-        raise UnknownPolicy(f"no published {what} {name}@{version}", hint=f"gaf {'policy' if kind == 'projection' else 'rules'} list shows what is published")
-    return found[0]
+    return _version(store, _versioned(kind), name, version)
 
 
 def history(store: GafStore, name: str, kind: str = "projection") -> list[Versioned]:
@@ -261,6 +276,10 @@ def history(store: GafStore, name: str, kind: str = "projection") -> list[Versio
 
 def names(store: GafStore, kind: str = "projection") -> list[str]:
     return sorted({p.name for p in _published(store, kind)})
+
+
+#: The model a YAML file is read into.
+M = TypeVar("M", bound=BaseModel)
 
 
 def read_rules(path: str | Path) -> VerdictRules:
@@ -273,7 +292,7 @@ def read_derivation_rule(path: str | Path) -> DerivationRule:
     return _read_model(Path(path), DerivationRule, "derivation rule", "a rule file")
 
 
-def _read_model(path: Path, model: type, what: str, holder: str) -> Any:
+def _read_model(path: Path, model: type[M], what: str, holder: str) -> M:
     data, node = read_mapping(path, holder)
     data = yaml_plain(data)
     data.pop("kind", None)

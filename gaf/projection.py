@@ -477,7 +477,7 @@ def _candidates(
         p = props[ev.proposition]
         if ev.outcome == Outcome.accepted and p.predicate not in derived_preds:
             fact = AcceptedFact.shared(proposition=p.id, justification=ev.id, projection=policy.id)
-            evidence = {"evaluation": ev.id, "reason": ev.reason, "claims": ev.supporting}
+            evidence: dict[str, Any] = {"evaluation": ev.id, "reason": ev.reason, "claims": ev.supporting}
             by_ground[ground_of(p)].append(Candidate(fact, p, ev, 1.0, evidence))
     derivations: list[Derivation] = []
     unresolved: dict[str, Proposition] = {}
@@ -567,7 +567,9 @@ def _premise_facts(j: Justification, by_ground: dict[Ground, list[Candidate]]) -
     out: set[str] = set()
     for p in j.premises:
         if p.truth == Truth.FALSE:
-            out.add(p.evidence)  # an explicit rejection: the evaluation itself
+            # an explicit rejection: the evaluation itself (a false premise is always a stored one, so it has an id)
+            if p.evidence is not None:
+                out.add(p.evidence)
             continue
         out.update(c.fact.id for c in by_ground.get(p.ground, []) if c.seq < j.seq)
     return sorted(out)

@@ -20,7 +20,7 @@ import types
 import typing
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self, TypeVar
 
 from pydantic import BaseModel, Field, PositiveInt, PrivateAttr, ValidationError, model_validator
 
@@ -125,7 +125,7 @@ class Record(Value):
             if len(_SHARED) >= _SHARED_MAX:
                 _SHARED.clear()
             hit = _SHARED[key] = cls(**fields)
-        return hit  # type: ignore[return-value]
+        return hit
 
     @model_validator(mode="after")
     def _identify(self) -> Record:
@@ -346,7 +346,10 @@ class Statement(Value):
         return Proposition(subject=self.subject, predicate=self.predicate, object=self.object, value=self.value, valid=self.valid)
 
 
-def _object_or_value(s: Any) -> Any:
+_Target = TypeVar("_Target", Proposition, Statement)
+
+
+def _object_or_value(s: _Target) -> _Target:
     """Refuse a proposition with both an object and a value.
 
     Rules match an atom's second argument against the object, or the value when
@@ -1071,6 +1074,10 @@ class RatifiedPolicy(Record):
     retroactive: bool = False
     revises: Ref | None = None
     ratified_at: Instant
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
 
 
 class PolicyException(Record):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Iterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeGuard
 
 from pydantic import BeforeValidator, ConfigDict, Field, PositiveInt, ValidationError, model_validator
 
@@ -32,6 +32,9 @@ from gaf.types import Key, Scalar, Text, Value
 Term = Scalar
 
 COMPARATORS = ("==", "!=", "<=", ">=", "<", ">")
+
+#: The operator of a comparison clause.
+Comparator = Literal["==", "!=", "<", "<=", ">", ">="]
 
 
 class RuleError(InvalidRecord):
@@ -53,11 +56,11 @@ def closest(name: str, known: Iterable[str]) -> str | None:
     return found[0] if found else None
 
 
-def is_var(term: Any) -> bool:
+def is_var(term: object) -> TypeGuard[str]:
     return isinstance(term, str) and term.startswith("?") and len(term) > 1
 
 
-def is_wild(term: Any) -> bool:
+def is_wild(term: object) -> bool:
     return term == "_"
 
 
@@ -85,7 +88,7 @@ class Compare(Value):
     """A comparison between two bound terms."""
 
     left: Term
-    op: Literal["==", "!=", "<", "<=", ">", ">="]
+    op: Comparator
     right: Term
 
     def vars(self) -> set[str]:
@@ -204,14 +207,14 @@ def atom(predicate: str, subject: Term, object: Term | None = None) -> Atom:
     return Atom(predicate=predicate, subject=subject, object=object)
 
 
-def cmp(left: Term, op: str, right: Term) -> Compare:
+def cmp(left: Term, op: Comparator, right: Term) -> Compare:
     """A comparison, e.g. ``cmp("?A", ">=", 1000)``."""
-    return Compare(left=left, op=op, right=right)  # type: ignore[arg-type]
+    return Compare(left=left, op=op, right=right)
 
 
 def not_(clause: Atom | RuleRef) -> Not:
     """The negation of one atom or rule reference."""
-    return Not(not_=clause)
+    return Not.model_validate({"not": clause})
 
 
 def ref(rule_ref: str, *args: Term) -> RuleRef:
@@ -220,12 +223,16 @@ def ref(rule_ref: str, *args: Term) -> RuleRef:
 
 
 def body(*clauses: Clause | str, confidence: float = 1.0) -> Body:
-    return Body(when=list(clauses), confidence=confidence)
+    # validated from the data spelling: a clause given as text is read by the field's validator
+    return Body.model_validate({"when": list(clauses), "confidence": confidence})
 
 
 def rule(name: str, head: Atom | str, *bodies: Body, version: int = 1, backing: str = "") -> DerivationRule:
     """A derivation rule, e.g. ``rule("paid", "paid(?R)", body("allocated_to(?P, ?R)"))``."""
-    return DerivationRule(name=name, version=version, head=head, bodies=list(bodies), backing=backing)
+    # validated from the data spelling: a head given as text is read by the field's validator
+    return DerivationRule.model_validate(
+        {"name": name, "version": version, "head": head, "bodies": list(bodies), "backing": backing}
+    )
 
 
 # ---------------------------------------------------------------------- the text spelling
@@ -274,9 +281,10 @@ def _clause_tokens(tokens: list[tuple[str, str]]) -> tuple[Clause, list[tuple[st
         inner, rest = _clause_tokens(tokens[1:])
         if not isinstance(inner, (Atom, RuleRef)):
             raise ValueError("not takes an atom or a rule reference")
-        return Not(not_=inner), rest
+        return Not.model_validate({"not": inner}), rest
     if len(tokens) >= 3 and tokens[1][0] == "op":
-        return Compare(left=_term(tokens[0]), op=tokens[1][1], right=_term(tokens[2])), tokens[3:]  # type: ignore[arg-type]
+        # the operator token is text: validating the clause reads it as a Comparator
+        return Compare.model_validate({"left": _term(tokens[0]), "op": tokens[1][1], "right": _term(tokens[2])}), tokens[3:]
     kind, name = tokens[0]
     if kind != "word" or tokens[1] != ("punct", "("):
         raise ValueError("expected name(arguments)")

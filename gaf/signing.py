@@ -18,11 +18,14 @@ import base64
 import binascii
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gaf.canonical import canonical_json
 from gaf.errors import GafError
 from gaf.records import Closure, Signature
+
+if TYPE_CHECKING:  # cryptography is optional (gaf[signing]): imported only when a key is used
+    from cryptography.hazmat.primitives.asymmetric import ed25519
 
 
 class SigningKeyError(GafError):
@@ -44,18 +47,22 @@ def _raw_key(variable: str) -> bytes | None:
     return raw
 
 
-def _ed25519() -> Any:
+def _ed25519() -> tuple[type[ed25519.Ed25519PrivateKey], type[ed25519.Ed25519PublicKey]]:
+    """The Ed25519 key classes, private and public."""
     try:
         from cryptography.hazmat.primitives.asymmetric import ed25519
     except ImportError:
         raise SigningKeyError("signing needs the cryptography package", hint="pip install 'gaf[signing]'") from None
-    return ed25519
+    return ed25519.Ed25519PrivateKey, ed25519.Ed25519PublicKey
 
 
-def signing_key() -> Any | None:
+def signing_key() -> ed25519.Ed25519PrivateKey | None:
     """The private key in GAF_SIGNING_KEY, or None when closures are not signed."""
     raw = _raw_key("GAF_SIGNING_KEY")
-    return _ed25519().Ed25519PrivateKey.from_private_bytes(raw) if raw else None
+    if not raw:
+        return None
+    private, _ = _ed25519()  # only now: unsigned closures need no cryptography
+    return private.from_private_bytes(raw)
 
 
 def verify_key() -> str | None:
@@ -64,7 +71,7 @@ def verify_key() -> str | None:
     return raw.hex() if raw else None
 
 
-def public_key_of(private: Any) -> str:
+def public_key_of(private: ed25519.Ed25519PrivateKey) -> str:
     from cryptography.hazmat.primitives import serialization
 
     return private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw).hex()
@@ -77,7 +84,7 @@ def signed_bytes(closure: Closure) -> bytes:
     return canonical_json(body)
 
 
-def sign(closure: Closure, private: Any) -> Closure:
+def sign(closure: Closure, private: ed25519.Ed25519PrivateKey) -> Closure:
     """The same closure (same id) carrying the signature of ``private``."""
     signature = Signature(public_key=public_key_of(private), value=private.sign(signed_bytes(closure)).hex())
     return Closure.model_validate(closure.model_dump() | {"signature": signature.model_dump()})
@@ -95,11 +102,11 @@ def signature_problem(closure: Closure, expected_key: str | None) -> str | None:
         return "is not signed, but GAF_VERIFY_KEY asks for signed closures" if expected_key else None
     if expected_key and sig.public_key != expected_key:
         return f"is signed by key {sig.public_key[:16]}…, not by the verify key {expected_key[:16]}…"
-    ed25519 = _ed25519()
+    _, public = _ed25519()
     from cryptography.exceptions import InvalidSignature
 
     try:
-        ed25519.Ed25519PublicKey.from_public_bytes(bytes.fromhex(sig.public_key)).verify(bytes.fromhex(sig.value), signed_bytes(closure))
+        public.from_public_bytes(bytes.fromhex(sig.public_key)).verify(bytes.fromhex(sig.value), signed_bytes(closure))
     except (InvalidSignature, ValueError):
         return "its signature does not match its content: the closure or its signature was altered"
     return None

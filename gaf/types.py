@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timezone
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import (
     AfterValidator,
@@ -32,7 +32,7 @@ TIME_PRECISION = "millisecond"
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-def to_instant(value: Any) -> datetime:
+def to_instant(value: object) -> datetime:
     """Read a time: an aware datetime, an ISO 8601 string, or a calendar date (UTC midnight).
 
     A naive time is refused, because the same wall-clock reading means different

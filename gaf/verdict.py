@@ -22,13 +22,18 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gaf.derive import FactBase, Truth, holds
 from gaf.errors import InvalidRecord
-from gaf.records import Band, Role, Strength, VerdictRules
+from gaf.records import Band, Role, Strength, VerdictRule, VerdictRules
+from gaf.types import Scalar
+
+if TYPE_CHECKING:  # numpy is imported where the arrays are built, so judging small graphs never loads it
+    import numpy as np
+    import numpy.typing as npt
 
 #: The engine version a closure records; change it whenever results could change.
 #: 2: a derived premise whose rule's premises are merely absent outside a closed
@@ -141,7 +146,9 @@ def _vectorised(weights: Mapping[str, float], attackers: dict[str, list[str]], e
     return dict(zip(names, acc.tolist(), strict=True))
 
 
-def vector_fixed_point(w, src, dst, epsilon: float = EPSILON):
+def vector_fixed_point(
+    w: npt.NDArray[np.float64], src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64], epsilon: float = EPSILON
+) -> npt.NDArray[np.float64]:
     """Acc = w / (1 + Σ Acc[attackers]) on arrays: weights, and attack (source, target) indexes."""
     import numpy as np
 
@@ -256,7 +263,7 @@ def judge(rules: VerdictRules, facts: FactBase, *, subject: str) -> Judgement:
     return Judgement(label, _round(point), _round(low), _round(high), tuple(traces), settles)
 
 
-def rule_params(r) -> dict[str, Any]:
+def rule_params(r: VerdictRule) -> dict[str, Scalar]:
     """A rule's parameters as bindings of its condition's variables."""
     return {f"?{k}": v for k, v in r.params.items()}
 
@@ -278,12 +285,13 @@ def _score(rules: VerdictRules, active: set[str]) -> tuple[float, dict[str, floa
     warrants = [acc[r.name] for r in rules.rules if r.name in active and r.role == Role.warrant]
     if not warrants:
         return -1.0, acc  # no warrant applies: the conclusion is not supported at all
-    combined = {
+    aggregations: dict[str, Callable[[list[float]], float]] = {
         "max": lambda xs: max(xs),
         "min": lambda xs: min(xs),
         "mean": lambda xs: math.fsum(xs) / len(xs),
         "first": lambda xs: xs[0],
-    }[rules.aggregation](warrants)
+    }
+    combined = aggregations[rules.aggregation](warrants)
     return _round(verdict_of(combined)), acc
 
 

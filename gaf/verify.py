@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gaf.errors import GafError
-from gaf.records import RECORD_TYPES, Closure, parse_body
+from gaf.records import RECORD_TYPES, Closure, Record, parse_body
 from gaf.signing import signature_problem, verify_key
 from gaf.store.base import GafStore
 
@@ -75,7 +75,7 @@ def verify(store: GafStore, *, progress: Callable[[int], None] | None = None) ->
     return report
 
 
-def _check_body(row: dict[str, Any], report: VerifyReport):
+def _check_body(row: dict[str, Any], report: VerifyReport) -> Record | None:
     try:
         return parse_body(row["body"], row["id"])
     except GafError as exc:
@@ -85,7 +85,7 @@ def _check_body(row: dict[str, Any], report: VerifyReport):
     return None
 
 
-def _check_edges(store: GafStore, record, report: VerifyReport) -> None:
+def _check_edges(store: GafStore, record: Record, report: VerifyReport) -> None:
     expected = set(record.edges())
     found = set(store.edges_from(record.id))
     for rel, target in sorted(expected - found):

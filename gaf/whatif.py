@@ -22,7 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from gaf.derive import Ground, holds_grounds
 from gaf.projection import Evaluated, bind_head, cone_claims, evaluate_over, ground_of, proposition_of
-from gaf.records import Claim, Closure, CompletenessDeclaration, Projection, Proposition, VerdictRules
+from gaf.records import Claim, Closure, CompletenessDeclaration, Projection, Proposition, Statement, Transformation, VerdictRules
 from gaf.rules import Atom, Not, is_var, is_wild
 from gaf.store.base import GafStore
 from gaf.types import Key
@@ -200,9 +200,11 @@ def _unknown_premises(rules: VerdictRules, evaluated: Evaluated, subject: str) -
         statable = _statable(ground)
         if statable is not None:
             out.append(statable)
-        for rule in sorted(evaluated.policy.derivation_rules, key=lambda r: r.ref):
-            binding = bind_head(rule.head, *ground)
-            for body in rule.bodies if binding is not None else ():
+        for derivation in sorted(evaluated.policy.derivation_rules, key=lambda r: r.ref):
+            binding = bind_head(derivation.head, *ground)
+            if binding is None:
+                continue
+            for body in derivation.bodies:
                 pending += sorted(holds_grounds(body.when, facts, binding, facts.by_ref)[2], key=repr)
     return out
 
@@ -285,9 +287,11 @@ def _candidates(policy: Projection, rules: VerdictRules, closure: Closure, claim
     unknown = _all_unknown(rules, evaluated, closure.subject)
     for p in unknown:
         named = _named(policy, rules, p.predicate) if p.object is None and p.value is None else []
-        for q in [p, *(_statable((p.predicate, p.subject, a)) for a in named)]:
+        # p's subject is a key, so _statable refuses none of these: dropping None only says so
+        statable = [q for a in named if (q := _statable((p.predicate, p.subject, a))) is not None]
+        for q in [p, *statable]:
             for polarity in ("affirmed", "denied"):
-                add(q, polarity, f"settles the unknown {p.predicate} ({polarity})")  # type: ignore[arg-type]
+                add(q, polarity, f"settles the unknown {p.predicate} ({polarity})")
     for ev in sorted(evaluated.evaluations, key=lambda e: e.id):
         if ev.outcome.value in ("accepted", "rejected") and ev.proposition not in {p.id for p in unknown}:
             p = evaluated.propositions[ev.proposition]
@@ -330,8 +334,8 @@ def _trusted_sources(policy: Projection) -> dict[str, list[str]]:
 
 
 def _hypothesis(source: str, statement: dict[str, Any], at: datetime) -> Claim:
-    return Claim(source=source, observer=HYPOTHESIS, observed_at=at, recorded_at=at, transformation="other",
-                 scope="what-if", statements=[statement])  # fmt: skip
+    return Claim(source=source, observer=HYPOTHESIS, observed_at=at, recorded_at=at, transformation=Transformation.other,
+                 scope="what-if", statements=[Statement.model_validate(statement)])  # fmt: skip
 
 
 def _into_scope(scope: CompletenessDeclaration, claims: list[Claim], at: datetime, subject: str, named: Any = None) -> Claim:

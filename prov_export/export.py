@@ -14,6 +14,7 @@ RDFC-1.0 canonical N-Quads, computed by pyoxigraph.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import tempfile
@@ -125,7 +126,10 @@ def serialise(g: Graph, fmt: str) -> str:
             # prov keeps no types for roles (gaf:reliedOnAbsence a prov:Role); the roles themselves are kept
             warnings.simplefilter("ignore", UserWarning)
             document = ProvDocument.deserialize(content=g.serialize(format="turtle"), format="rdf", rdf_format="turtle")
-        return _unused_prefixes_dropped(document.serialize(format=PROV_FORMATS[fmt]), fmt)
+        # into our own buffer, as prov does when given none: its serialize() is typed str | None for the other cases
+        buffer = io.StringIO()
+        document.serialize(buffer, format=PROV_FORMATS[fmt])
+        return _unused_prefixes_dropped(buffer.getvalue(), fmt)
     raise ExportError(f"unknown format {fmt!r}", hint=f"one of: {', '.join(FORMATS)}")
 
 
@@ -166,7 +170,7 @@ class Exported:
     records: int
     canonical_hash: str | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str | int | None]:
         return {"path": self.path, "format": self.format, "triples": self.triples, "records": self.records,
                 "canonical_hash": self.canonical_hash, "canonical_hash_method": CANONICAL_HASH if self.canonical_hash else None}  # fmt: skip
 
@@ -205,7 +209,7 @@ def stream_all(store: GafStore, out: str | Path, *, base: str = DEFAULT_BASE, pr
     return Exported(str(out), "nt", triples, count)
 
 
-def _atomic_write(path: Path, write: Callable[[IO[str]], None]) -> None:
+def _atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
     """Write to a temporary file beside ``path`` and rename it: no partial file is ever left."""
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():

@@ -33,8 +33,18 @@ class _LadybugTx:
             result = self._conn.execute(cypher, params or {})
         except RuntimeError as exc:
             raise StoreError(f"LadybugDB refused the query: {exc}", where=" ".join(cypher.split())[:120]) from None
-        names = result.get_column_names()
-        return [dict(zip(names, row, strict=True)) for row in result.get_all()]
+        return _rows(result, cypher)
+
+
+def _rows(result: ladybug.QueryResult | list[ladybug.QueryResult], cypher: str) -> list[dict[str, Any]]:
+    """The rows of one statement's result, by column name.
+
+    ``execute`` answers with a list only for a query of several statements; gaf sends one at a time.
+    """
+    if isinstance(result, list):
+        raise StoreError(f"one statement was expected, LadybugDB ran {len(result)}", where=" ".join(cypher.split())[:120])
+    names = result.get_column_names()
+    return [dict(zip(names, row, strict=True)) for row in result.get_all()]
 
 
 def _open_database(target: Path, read_only: bool, wait: float) -> ladybug.Database:
@@ -89,8 +99,8 @@ class LadybugStore(GafStore):
 
     def _add_missing_columns(self, label: str, columns: dict[str, str]) -> None:
         """Bring a store made by an older gaf up to the current schema (columns only ever added)."""
-        result = self._conn.execute(f"CALL table_info('{label}') RETURN name")
-        present = {row[0] for row in result.get_all()}
+        query = f"CALL table_info('{label}') RETURN name"
+        present = {row["name"] for row in _rows(self._conn.execute(query), query)}
         for name, kind in columns.items():
             if name not in present:
                 self._conn.execute(f"ALTER TABLE {label} ADD {name} {kind}")

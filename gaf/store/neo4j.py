@@ -148,7 +148,7 @@ class Neo4jStore(GafStore):
         with self._failures(), self._session(neo4j.READ_ACCESS) as session:
             found = session.run(
                 "SHOW CONSTRAINTS YIELD name WHERE name STARTS WITH 'gaf_' RETURN count(*) AS n"
-            ).single()["n"]
+            ).single(strict=True)["n"]
         if found < expected:
             self.init()
         self._schema_checked = True
