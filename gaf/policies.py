@@ -103,8 +103,11 @@ def _cite_ratified(store: GafStore, data: dict[str, Any], where: str) -> None:
     ids, rules = [], list(data.get("derivation_rules") or [])
     for ref in cited:
         if isinstance(ref, str) and "@" in ref and not ref.startswith("policy:"):
-            name, _, version = ref.partition("@")
-            found = store.find(RatifiedPolicy, name=name, version=int(version)) if version.isascii() and version.isdigit() else []
+            try:
+                name, version = parse_ref(ref)
+            except InvalidRecord:
+                name, version = ref, None
+            found = store.find(RatifiedPolicy, name=name, version=version) if version else []
             if not found:
                 raise UnknownPolicy(f"no ratified policy {ref}", where=where, hint="ratify it first: gaf policy ratify")
             ratified = found[0]
@@ -267,6 +270,28 @@ def get(store: GafStore, name: str, version: int | None = None, kind: str = "pro
     """A published policy (or rule set): the given version, or the latest."""
     version = version or latest_version(store, name, kind)
     return _version(store, _versioned(kind), name, version)
+
+
+def parse_ref(text: str, *, where: str | None = None) -> tuple[str, int | None]:
+    """``NAME`` (the latest version) or ``NAME@VERSION``, as people name a published version."""
+    name, at, version = text.partition("@")
+    if not name.strip():
+        raise InvalidRecord(f"{text!r} names no policy", where=where, hint="write NAME or NAME@VERSION")
+    if not at:
+        return name, None
+    if not (version.isascii() and version.isdigit()) or int(version) < 1:
+        raise InvalidRecord(
+            f"{text!r}: a version is a whole number from 1 (invalid literal {version!r})",
+            where=where,
+            hint=f"write {name}@1, {name}@2, …, or {name} alone for the latest",
+        )
+    return name, int(version)
+
+
+def resolve(store: GafStore, ref: str, cls: type[AnyVersioned], *, where: str | None = None) -> AnyVersioned:
+    """The published version ``NAME`` (its latest) or ``NAME@VERSION`` names, of one versioned class."""
+    name, version = parse_ref(ref, where=where)
+    return _version(store, cls, name, version or latest_version(store, name, cls.KIND))
 
 
 def history(store: GafStore, name: str, kind: str = "projection") -> list[Versioned]:

@@ -727,7 +727,8 @@ def _records_for(evaluated: Evaluated, chosen: list[Candidate]) -> list[Record]:
 
 @dataclass
 class Projected:
-    """The result of ``project``: the evaluation, what was accepted, and the GAF."""
+    """The result of ``project``: the evaluation, what was accepted, the GAF, and what was
+    written (for a dry run, what would have been)."""
 
     evaluated: Evaluated
     gaf: GAF
@@ -745,13 +746,16 @@ def project(
     at: datetime,
     review: ReviewPolicy = ReviewPolicy(),
     reason: str = "accepted automatically under the review policy",
+    dry_run: bool = False,
 ) -> Projected:
     """Evaluate, accept what the review policy allows, and write the GAF: one transaction.
 
     Candidates below the review policy's confidence are routed to a person and
-    left out of this GAF; they are returned in ``routed``.
+    left out of this GAF; they are returned in ``routed``. A dry run evaluates and
+    splits the same way and writes nothing: the GAF it returns is the one a real
+    run would write.
     """
     evaluated = evaluate(store, policy, as_of=as_of)
     auto, routed = review.split(evaluated)
-    report = accept(store, evaluated, auto, reviewer=reviewer, at=at, reason=reason, with_gaf=True)
+    report = accept(store, evaluated, auto, reviewer=reviewer, at=at, reason=reason, with_gaf=True, dry_run=dry_run)
     return Projected(evaluated, evaluated.gaf([c.id for c in auto]), auto, routed, report)

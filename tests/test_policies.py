@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from gaf.errors import InvalidRecord, UnknownReference
-from gaf.policies import PolicyConflict, get, history, publish, read_policy, revise
+from gaf.policies import PolicyConflict, UnknownPolicy, get, history, parse_ref, publish, read_policy, resolve, revise
 from gaf.records import Projection
 from gaf.rules import RuleError
 from tests.conftest import RENT
@@ -103,3 +103,18 @@ def test_a_policy_that_negates_through_recursion_is_refused(store, tmp_path):
     data["derivation_rules"][0]["when"].append("not delinquent@1(?R)")
     with pytest.raises(RuleError, match="unstratifiable"):
         read_policy(store, _write(tmp_path, data))
+
+
+@pytest.mark.parametrize("text", ["rent@latest", "rent@0", "rent@", "@2", "rent@1.5", "rent@²"])
+def test_a_version_that_is_not_a_whole_number_from_1_is_refused_with_how_to_write_it(text):
+    with pytest.raises(InvalidRecord) as refused:
+        parse_ref(text, where="NAME")
+    assert refused.value.where == "NAME" and ("NAME@VERSION" in refused.value.hint or "@1" in refused.value.hint)
+
+
+def test_a_published_version_is_named_by_its_name_or_name_at_version(store):
+    policy = load(store)
+    assert parse_ref("rent-delinquency") == ("rent-delinquency", None) and parse_ref("a@12") == ("a", 12)
+    assert resolve(store, "rent-delinquency", Projection) == policy == resolve(store, "rent-delinquency@1", Projection)
+    with pytest.raises(UnknownPolicy, match="rent-delinquency@2"):
+        resolve(store, "rent-delinquency@2", Projection)

@@ -265,6 +265,20 @@ def test_a_dry_run_writes_nothing(store):
     assert store.counts() == before
 
 
+def test_a_dry_run_projection_returns_the_gaf_a_real_one_writes_and_writes_nothing(store):
+    policy_ = load(store)
+    clerk = agent_id(store, "registry-clerk")
+    before = store.counts()
+    dry = project(store, policy_, as_of=BEFORE_E, reviewer=clerk, at=BEFORE_E, dry_run=True)
+    assert store.counts() == before and dry.report.dry_run
+    real = project(store, policy_, as_of=BEFORE_E, reviewer=clerk, at=BEFORE_E)
+    assert dry.gaf == real.gaf and store.get(real.gaf.id) == real.gaf
+    decided = ("decision", "fact", "derivation", "evaluation", "exclusion", "gaf")
+    assert sorted(r.id for r in dry.report.records if r.KIND in decided) == sorted(
+        r.id for r in real.report.records if r.KIND in decided
+    )
+
+
 def test_an_atomic_batch_with_one_bad_candidate_writes_nothing(store):
     policy_ = load(store, with_e=True)
     ev = evaluate(store, policy_, as_of=AFTER_E)

@@ -6,17 +6,10 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from gaf.cli.common import (
-    JsonOpt,
-    StoreOpt,
-    app,
-    command,
-    emit,
-    out,
-    parse_time,
-    versioned,
-)
+from gaf import policies
+from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, out, parse_time
 from gaf.ledger import resolve_key
+from gaf.records import ActionPolicy
 from gaf.store import GafStore
 
 
@@ -51,7 +44,7 @@ def act_(
         who = resolve_key(s, by, ("agent",), {}, "--by")
         done = actions.act(
             s, verdict=verdict_id, action_kind=kind, subject=subject, authorised_by=who, grant=grant,
-            policy=versioned(s, policy, "action_policy").id, idempotency_key=key, at=parse_time(at), amount=amount,
+            policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id, idempotency_key=key, at=parse_time(at), amount=amount,
             waiver=waiver, executor=actions.WebhookExecutor(webhook) if webhook else None,
         )  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_acted(done))
@@ -90,7 +83,7 @@ def compensate(
     with GafStore.open(store) as s:
         done = actions.compensate(
             s, action_id, authorised_by=resolve_key(s, by, ("agent",), {}, "--by"), grant=grant,
-            policy=versioned(s, policy, "action_policy").id, idempotency_key=key, at=parse_time(at), reason=reason,
+            policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id, idempotency_key=key, at=parse_time(at), reason=reason,
             executor=actions.WebhookExecutor(webhook) if webhook else None,
         )  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_acted(done, f" compensates {action_id}"))

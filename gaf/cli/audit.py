@@ -9,17 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from gaf.cli.common import (
-    JsonOpt,
-    StoreOpt,
-    app,
-    command,
-    emit,
-    out,
-    progress_bar,
-    rows_table,
-    short_id,
-)
+from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, out, progress_bar, rows_table, short_id
 from gaf.errors import GafError, InvalidRecord
 from gaf.store import GafStore
 

@@ -9,20 +9,10 @@ import typer
 from rich.table import Table
 
 from gaf import closure, lifecycle, policies, projection
-from gaf.cli.common import (
-    JsonOpt,
-    StoreOpt,
-    app,
-    command,
-    emit,
-    out,
-    parse_time,
-    short_id,
-    statement_text,
-    warn_ignored,
-)
+from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, out, parse_time, short_id, statement_text, warn_ignored
 from gaf.errors import GafError
 from gaf.ledger import resolve_key
+from gaf.records import Projection, VerdictRules
 from gaf.store import GafStore
 from gaf.types import to_instant
 
@@ -46,18 +36,12 @@ def project(
     """
     now = datetime.now(timezone.utc)
     when = to_instant(as_of) if as_of else now
-    policy_name, _, version = name.partition("@")
     with GafStore.open(store, read_only=dry_run) as s:  # a dry run reads, so it runs beside another process's writes
-        policy = policies.get(s, policy_name, int(version) if version else None)
+        policy = policies.resolve(s, name, Projection, where="NAME")
         who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
-        if dry_run:
-            evaluated = projection.evaluate(s, policy, as_of=when)
-            auto, routed = projection.ReviewPolicy(auto_accept_at).split(evaluated)
-            gaf = evaluated.gaf([c.id for c in auto])
-        else:
-            result = projection.project(s, policy, as_of=when, reviewer=who, at=now,
-                                        review=projection.ReviewPolicy(auto_accept_at))  # fmt: skip
-            evaluated, auto, routed, gaf = result.evaluated, result.accepted, result.routed, result.gaf
+        result = projection.project(s, policy, as_of=when, reviewer=who, at=now, dry_run=dry_run,
+                                    review=projection.ReviewPolicy(auto_accept_at))  # fmt: skip
+        evaluated, auto, routed, gaf = result.evaluated, result.accepted, result.routed, result.gaf
     data = _projection_json(evaluated, auto, routed, gaf, dry_run)
     warn_ignored(evaluated.ignored_completeness)
     emit(as_json, data, lambda: _print_projection(data))
@@ -120,9 +104,8 @@ def close_(
 
       gaf close gaf:7cee… --rules rent-paid --subject rent:lease-17/2026-07 --as-of 2026-07-15
     """
-    rules_name, _, version = rules.partition("@")
     with GafStore.open(store) as s:
-        rule_set = policies.get(s, rules_name, int(version) if version else None, kind="rules")
+        rule_set = policies.resolve(s, rules, VerdictRules, where="--rules")
         when = parse_time(at)
         closed = closure.close(s, gaf_id, rule_set, subject=subject, as_of=to_instant(as_of),
                                closed_at=when, supersedes=supersedes or [])  # fmt: skip

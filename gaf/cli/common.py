@@ -21,10 +21,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from gaf import __version__, policies
+from gaf import __version__
 from gaf.errors import GafError, InvalidRecord
 from gaf.records import Record
-from gaf.store import GafStore
 from gaf.types import to_instant
 
 app = typer.Typer(
@@ -194,11 +193,6 @@ def utc_now() -> datetime:
 
 def parse_time(text: str | None) -> datetime:
     return to_instant(text) if text else utc_now()
-
-
-def versioned(s: GafStore, ref: str, kind: str):
-    name, _, version = ref.partition("@")
-    return policies.get(s, name, int(version) if version else None, kind=kind)
 
 
 ReviewerOpt = Annotated[str, typer.Option(help="Key or id of the agent the re-projection's acceptance is recorded under.")]

@@ -11,19 +11,10 @@ import typer
 from rich.table import Table
 
 from gaf import policies
-from gaf.cli.common import (
-    AsOfOpt,
-    JsonOpt,
-    StoreOpt,
-    app,
-    command,
-    emit,
-    out,
-    progress_bar,
-    short_id,
-)
+from gaf.cli.common import AsOfOpt, JsonOpt, StoreOpt, app, command, emit, out, progress_bar, short_id
 from gaf.errors import GafError
 from gaf.ledger import resolve_key
+from gaf.records import Projection, VerdictRules
 from gaf.store import GafStore
 from gaf.types import to_instant
 
@@ -164,9 +155,10 @@ def impact_policy(
     import impact
 
     def question(s: GafStore, **kw: Any) -> Any:
-        kind, name = ("rules", policy[6:]) if policy.startswith("rules:") else ("projection", policy)
-        base, _, version = name.partition("@")
-        record = policies.get(s, base, int(version) if version else None, kind=kind)
+        record: Projection | VerdictRules = (
+            policies.resolve(s, policy.removeprefix("rules:"), VerdictRules, where="POLICY") if policy.startswith("rules:")
+            else policies.resolve(s, policy, Projection, where="POLICY")
+        )  # fmt: skip
         return impact.policy_changed(s, record.id, effective=to_instant(effective) if effective else None, retroactive=retroactive, **kw)
 
     _impact(as_json, store, html_out, md_out, question, as_of=to_instant(as_of) if as_of else None,

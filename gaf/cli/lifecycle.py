@@ -8,21 +8,11 @@ from typing import Annotated, Optional
 import typer
 
 from gaf import lifecycle, policies
-from gaf.cli.common import (
-    JsonOpt,
-    StoreOpt,
-    command,
-    emit,
-    out,
-    parse_time,
-    rows_table,
-    short_id,
-    utc_now,
-    versioned,
-)
+from gaf.cli.common import JsonOpt, StoreOpt, command, emit, out, parse_time, rows_table, short_id, utc_now
 from gaf.cli.policy import policy_app
 from gaf.errors import GafError
 from gaf.ledger import resolve_key
+from gaf.records import Projection
 from gaf.store import GafStore
 from gaf.types import to_instant
 
@@ -144,7 +134,7 @@ def policy_sway(
     from gaf import lifecycle
 
     with GafStore.open(store, read_only=True) as s:
-        result = lifecycle.sway(s, versioned(s, current, "projection"), policies.read_policy(s, proposed))
+        result = lifecycle.sway(s, policies.resolve(s, current, Projection, where="CURRENT"), policies.read_policy(s, proposed))
 
     def text() -> None:
         out.print(f"{result.judged} closure(s) judged, {len(result.flips)} would flip, {len(result.unchanged)} unchanged")

@@ -10,17 +10,8 @@ import typer
 from rich.table import Table
 
 from gaf import policies, projection
-from gaf.cli.common import (
-    JsonOpt,
-    StoreOpt,
-    app,
-    command,
-    emit,
-    out,
-    rows_table,
-    short_id,
-    warn_ignored,
-)
+from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, out, rows_table, short_id, warn_ignored
+from gaf.records import Projection
 from gaf.store import GafStore
 
 policy_app = typer.Typer(help="Projection policies and their lifecycle: add, revise, show, list, decide, propose, ratify, waive, sway, queue.", no_args_is_help=True)
@@ -75,9 +66,8 @@ def policy_show(
       gaf policy show rent-delinquency
       gaf policy show rent-delinquency@1 --json
     """
-    policy_name, _, version = name.partition("@")
     with GafStore.open(store, read_only=True) as s:
-        policy = policies.get(s, policy_name, int(version) if version else None)
+        policy = policies.resolve(s, name, Projection, where="NAME")
 
     def text() -> None:
         out.print(f"[b]{policy.ref}[/b]  {policy.id}\n{policy.question}", highlight=False)

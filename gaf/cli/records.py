@@ -10,17 +10,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from gaf.cli.common import (
-    JsonOpt,
-    StoreOpt,
-    app,
-    command,
-    emit,
-    err,
-    out,
-    progress_bar,
-    records_table,
-)
+from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, err, out, progress_bar, records_table
 from gaf.errors import GafError
 from gaf.ledger import ingest as ingest_records
 from gaf.records import Record, json_schema, record_type

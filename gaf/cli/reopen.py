@@ -7,24 +7,12 @@ from typing import Annotated, Any
 
 import typer
 
+from gaf import policies
 from gaf import reopen as reopening
-from gaf.cli.common import (
-    AsOfOpt,
-    JsonOpt,
-    ReviewerOpt,
-    StoreOpt,
-    app,
-    command,
-    emit,
-    out,
-    parse_time,
-    short_id,
-    utc_now,
-    versioned,
-)
+from gaf.cli.common import AsOfOpt, JsonOpt, ReviewerOpt, StoreOpt, app, command, emit, out, parse_time, short_id, utc_now
 from gaf.ledger import ingest as ingest_records
 from gaf.ledger import resolve_key
-from gaf.records import Claim
+from gaf.records import Claim, Projection
 from gaf.store import GafStore
 from gaf.types import to_instant
 
@@ -110,7 +98,7 @@ def reopen_policy(
     import impact
 
     with GafStore.open(store) as s:
-        previous = versioned(s, old, "projection")
+        previous = policies.resolve(s, old, Projection, where="OLD")
         reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
         done = reopening.after_policy_change(s, previous, impact=impact, reviewer=reviewer_id, at=utc_now(),
                                              as_of=parse_time(as_of))  # fmt: skip
