@@ -272,6 +272,11 @@ def get(store: GafStore, name: str, version: int | None = None, kind: str = "pro
     return _version(store, _versioned(kind), name, version)
 
 
+def versions(store: GafStore, cls: type[AnyVersioned]) -> list[AnyVersioned]:
+    """Every published version of one versioned class, by name, then version."""
+    return sorted(store.find(cls), key=lambda p: (p.name, p.version))
+
+
 def parse_ref(text: str, *, where: str | None = None) -> tuple[str, int | None]:
     """``NAME`` (the latest version) or ``NAME@VERSION``, as people name a published version."""
     name, at, version = text.partition("@")

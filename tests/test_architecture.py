@@ -202,3 +202,12 @@ def test_imports_point_down_the_layers_and_never_sideways(rel):
             elif t_rank == rank and t_group != group and not package_init:
                 bad.append(f"{rel}:{line}: imports {target} ({t_group}) sideways from {group}")
     assert not bad, "see docs/architecture.md:\n" + "\n".join(bad)
+
+
+def test_the_packages_type_check_under_mypy_strict(tmp_path):
+    # pyproject.toml's [tool.mypy] names the packages and strict mode; a failure prints mypy's own lines.
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path)], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr

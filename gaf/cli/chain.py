@@ -12,7 +12,7 @@ from gaf import closure, lifecycle, policies, projection
 from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, out, parse_time, short_id, statement_text, warn_ignored
 from gaf.errors import GafError
 from gaf.ledger import resolve_key
-from gaf.records import Projection, VerdictRules
+from gaf.records import GAF, Projection, VerdictRules
 from gaf.store import GafStore
 from gaf.types import to_instant
 
@@ -47,9 +47,11 @@ def project(
     emit(as_json, data, lambda: _print_projection(data))
 
 
-def _projection_json(evaluated, auto, routed, gaf, dry_run: bool) -> dict[str, Any]:
-    def prop(p) -> str:
-        return statement_text(p)
+def _projection_json(
+    evaluated: projection.Evaluated, auto: list[projection.Candidate], routed: list[projection.Candidate], gaf: GAF,
+    dry_run: bool,
+) -> dict[str, Any]:  # fmt: skip
+    prop = statement_text
 
     return {
         "policy": evaluated.policy.ref,
@@ -169,7 +171,7 @@ def replay_(
         report = closure.replay(s, closure_id)
 
     def text() -> None:
-        if report.identical:
+        if report.identical and report.verdict is not None:
             out.print(f"[green]identical[/]: GAF {report.gaf}, verdict {report.verdict['label']} {report.verdict['strength']:+}")
         for layer in report.layers:
             out.print(f"[red]{layer['layer']}[/]: {layer['detail']}", highlight=False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Annotated, Any, Optional, TypeVar
 
@@ -23,7 +23,7 @@ from rich.table import Table
 
 from gaf import __version__
 from gaf.errors import GafError, InvalidRecord
-from gaf.records import Record
+from gaf.records import IgnoredDeclaration, Record
 from gaf.types import to_instant
 
 app = typer.Typer(
@@ -55,12 +55,12 @@ def _run(as_json: bool, work: Callable[[], Any]) -> Any:
     try:
         return work()
     except ValueError as exc:  # a value the user typed (a time, a version) that does not parse
-        exc = InvalidRecord(str(exc))
+        refused = InvalidRecord(str(exc))
         if as_json:
-            print(json.dumps(exc.to_dict(), indent=2))
+            print(json.dumps(refused.to_dict(), indent=2))
         else:
-            err.print(f"[bold red]error:[/] {exc.message}", highlight=False, markup=True)
-        raise typer.Exit(exc.exit_code) from None
+            err.print(f"[bold red]error:[/] {refused.message}", highlight=False, markup=True)
+        raise typer.Exit(refused.exit_code) from None
     except GafError as exc:
         if as_json:
             print(json.dumps(exc.to_dict(), indent=2))
@@ -169,7 +169,7 @@ def short_id(record_id: str) -> str:
     return f"{kind}:{digest[:12]}…"
 
 
-def warn_ignored(ignored: list) -> None:
+def warn_ignored(ignored: Sequence[IgnoredDeclaration]) -> None:
     """Say on stderr which completeness declarations close no scope, and why (JSON on stdout stays clean)."""
     for d in ignored:  # one line each, never wrapped at the terminal's width: grep finds it
         sys.stderr.write(f"warning: completeness declaration {d.declaration} closes no scope: {d.reason}\n")

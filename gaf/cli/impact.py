@@ -10,6 +10,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
+import impact
 from gaf import policies
 from gaf.cli.common import AsOfOpt, JsonOpt, StoreOpt, app, command, emit, out, progress_bar, short_id
 from gaf.errors import GafError
@@ -17,6 +18,8 @@ from gaf.ledger import resolve_key
 from gaf.records import Projection, VerdictRules
 from gaf.store import GafStore
 from gaf.types import to_instant
+from impact import Limits
+from impact.report import headline, to_html, to_markdown
 
 impact_app = typer.Typer(help="Impact analysis: what must be reviewed after an invalidation, new claim or policy change.", no_args_is_help=True)
 app.add_typer(impact_app, name="impact")
@@ -32,9 +35,6 @@ def _impact(
     question: Callable[..., Any], *args: Any, **kwargs: Any,
 ) -> None:  # fmt: skip
     """Run one impact question with limits and a progress bar, then render it."""
-    from impact import Limits
-    from impact.report import headline, to_html, to_markdown
-
     kwargs.setdefault("limits", Limits())
     with GafStore.open(store, read_only=True) as s, progress_bar(as_json) as bar:
         task = bar.add_task("walking dependencies", total=None)
@@ -60,9 +60,7 @@ def _impact(
     emit(as_json, report.to_dict(), text)
 
 
-def _limits(depth: int, count: int, seconds: float | None):
-    from impact import Limits
-
+def _limits(depth: int, count: int, seconds: float | None) -> Limits:
     return Limits(depth=depth, count=count, seconds=seconds)
 
 
@@ -80,8 +78,6 @@ def impact_source(
       gaf impact source bank-ledger
       gaf impact source bank-ledger --html impact.html --json
     """
-    import impact
-
     def question(s: GafStore, **kw: Any) -> Any:
         source_id = resolve_key(s, source, ("source",), {}, "SOURCE")
         return impact.source_invalidated(s, source_id, **kw)
@@ -102,8 +98,6 @@ def impact_claim(
 
       gaf impact claim claim:8c48… --markdown impact.md
     """
-    import impact
-
     _impact(as_json, store, html_out, md_out, impact.claim_retracted, claim_id,
             as_of=to_instant(as_of) if as_of else None, limits=_limits(max_depth, max_count, seconds))  # fmt: skip
 
@@ -121,7 +115,6 @@ def impact_new_claim(
 
       gaf impact new-claim late-ledger-entry.yaml
     """
-    import impact
     from gaf.ledger import read_items, resolve_items
     from gaf.records import Claim
 
@@ -152,8 +145,6 @@ def impact_policy(
       gaf impact policy rent-delinquency@1 --effective 2026-07-20
       gaf impact policy rules:rent-paid@1 --retroactive --json
     """
-    import impact
-
     def question(s: GafStore, **kw: Any) -> Any:
         record: Projection | VerdictRules = (
             policies.resolve(s, policy.removeprefix("rules:"), VerdictRules, where="POLICY") if policy.startswith("rules:")

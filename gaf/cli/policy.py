@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
 from gaf import policies, projection
 from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, out, rows_table, short_id, warn_ignored
-from gaf.records import Projection
+from gaf.records import Projection, VerdictRules
 from gaf.store import GafStore
 
 policy_app = typer.Typer(help="Projection policies and their lifecycle: add, revise, show, list, decide, propose, ratify, waive, sway, queue.", no_args_is_help=True)
@@ -86,8 +86,8 @@ def policy_list(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
       gaf policy list
     """
     with GafStore.open(store, read_only=True) as s:
-        rows = [{"name": p.name, "version": p.version, "id": p.id, "question": p.question}
-                for n in policies.names(s) for p in policies.history(s, n)]  # fmt: skip
+        rows: list[dict[str, Any]] = [{"name": p.name, "version": p.version, "id": p.id, "question": p.question}
+                                      for p in policies.versions(s, Projection)]  # fmt: skip
 
     def table() -> None:
         t = Table()
@@ -122,18 +122,18 @@ def rules_add(
     emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
 
 
-def _warn_unestablished(s: GafStore, rules: policies.VerdictRules) -> None:
+def _warn_unestablished(s: GafStore, rules: VerdictRules) -> None:
     """Warn on stderr of condition predicates no published policy establishes or derives.
 
     A rule set is published before any closure picks its policy, so it cannot be
     refused here; the closure refuses it. The warning says so now, while the typo is
     one revision away, and the command still succeeds.
     """
-    published = sorted(s.find("projection"), key=lambda p: p.ref)  # type: ignore[attr-defined]
+    published = sorted(s.find(Projection), key=lambda p: p.ref)
     found = policies.unestablished_predicates(rules, *published)
     if not published or not found:
         return
-    refs = [p.ref for p in published]  # type: ignore[attr-defined]
+    refs = [p.ref for p in published]
     under = f"any published policy ({', '.join(refs[:3])}{', …' if len(refs) > 3 else ''})"
     for f in found:  # one line each, never wrapped at the terminal's width: grep finds it
         sys.stderr.write(f"warning: {f.describe(under)} (a closure under a policy that does not establish it is refused)\n")
@@ -168,6 +168,6 @@ def rules_list(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
       gaf rules list --json
     """
     with GafStore.open(store, read_only=True) as s:
-        rows = [{"name": r.name, "version": r.version, "id": r.id, "conclusion": r.conclusion}
-                for n in policies.names(s, "rules") for r in policies.history(s, n, "rules")]  # fmt: skip
+        rows: list[dict[str, Any]] = [{"name": r.name, "version": r.version, "id": r.id, "conclusion": r.conclusion}
+                                      for r in policies.versions(s, VerdictRules)]  # fmt: skip
     emit(as_json, rows, lambda: out.print(rows_table(rows, ("name", "version", "id", "conclusion"))))

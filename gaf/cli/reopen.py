@@ -49,7 +49,11 @@ def reopen_new_claim(
         claims = [r for r in s.get_many(report.write.written + report.write.existing).values() if isinstance(r, Claim)]
         who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
         results = reopening.after_new_claims(s, claims, impact=impact, reviewer=who, at=utc_now(), as_of=when)
-    emit(as_json, [r.to_dict() for r in results], lambda: [_print_reopened(r) for r in results])
+    def text() -> None:
+        for r in results:
+            _print_reopened(r)
+
+    emit(as_json, [r.to_dict() for r in results], text)
 
 
 @command(reopen_app, "source")
