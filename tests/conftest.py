@@ -219,7 +219,7 @@ def neo4j_store(neo4j_server: Neo4jServer, neo4j_driver: neo4j.Driver, monkeypat
     wipe(neo4j_driver)
     monkeypatch.setenv("NEO4J_USER", neo4j_server.user)
     monkeypatch.setenv("NEO4J_PASSWORD", neo4j_server.password)
-    store = Neo4jStore(neo4j_server.uri)
+    store = Neo4jStore(neo4j_server.uri, user=neo4j_server.user, password=neo4j_server.password)
     store.init()
     yield store
     store.close()

@@ -153,3 +153,60 @@ def test_agents_with_the_same_key_but_other_content_are_distinct_records(store):
     b = Agent(key="k", name="two", agent_type="person")
     store.put([a, b])
     assert len(store.find("agent", key="k")) == 2
+
+
+def _reopened_read_only(store: GafStore, request) -> GafStore:
+    """The same store opened again, read-only, through gaf.store.open with explicit settings."""
+    from gaf import store as stores
+    from gaf.settings import Settings
+
+    if store.dialect == "neo4j":
+        server = request.getfixturevalue("neo4j_server")
+        return stores.open(store.location, auth=(server.user, server.password), read_only=True)
+    store.close()  # LadybugDB: one process holds a database file open at a time
+    return stores.open(store.location, read_only=True, settings=Settings())
+
+
+def test_a_store_opened_read_only_reads_and_refuses_every_write_on_both_stores(store, request):
+    from gaf.errors import StoreError
+
+    batch = small_graph()
+    store.put(batch, at=NOW)
+    reader = _reopened_read_only(store, request)
+    try:
+        assert reader.read_only and reader.get(batch[0].id) == batch[0]
+        before = reader.counts()
+        with pytest.raises(StoreError, match="read-only"):
+            reader.put(small_graph("other"), at=NOW)
+        assert reader.counts() == before
+    finally:
+        reader.close()
+
+
+def test_opening_a_store_explicitly_reads_nothing_from_the_environment(tmp_path, monkeypatch):
+    from gaf import store as stores
+    from gaf.settings import Settings
+
+    monkeypatch.setenv("GAF_STORE", str(tmp_path / "from-env.lbug"))
+    with stores.open(settings=Settings(store=str(tmp_path / "explicit.lbug"))) as s:
+        assert s.location == str(tmp_path / "explicit.lbug")
+    assert not (tmp_path / "from-env.lbug").exists()
+    with GafStore.open() as s:  # the scripts' convenience takes the environment's settings
+        assert s.location == str(tmp_path / "from-env.lbug")
+
+
+@pytest.mark.parametrize(("variable", "value"), [("GAF_LOCK_WAIT", "soon"), ("GAF_NEO4J_RETRY_SECONDS", "-1")])
+def test_a_setting_that_does_not_parse_is_refused_naming_its_variable(variable, value):
+    from gaf.errors import StoreUnavailable
+    from gaf.settings import Settings
+
+    with pytest.raises(StoreUnavailable) as refused:
+        Settings.from_env({variable: value})
+    assert refused.value.where == variable and value in refused.value.message
+
+
+def test_settings_never_print_the_password():
+    from gaf.settings import Settings
+
+    settings = Settings.from_env({"NEO4J_PASSWORD": "s3cret-value", "GAF_STORE": "bolt://db:7687"})
+    assert settings.neo4j_password == "s3cret-value" and "s3cret" not in repr(settings) and "bolt://db:7687" in repr(settings)

@@ -7,10 +7,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from gaf import policies
-from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, out, parse_time
+from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, out, parse_time
 from gaf.ledger import resolve_key
 from gaf.records import ActionPolicy
-from gaf.store import GafStore
 
 
 @command(app, name="act")
@@ -40,7 +39,7 @@ def act_(
     """
     from gaf import actions
 
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         who = resolve_key(s, by, ("agent",), {}, "--by")
         done = actions.act(
             s, verdict=verdict_id, action_kind=kind, subject=subject, authorised_by=who, grant=grant,
@@ -80,7 +79,7 @@ def compensate(
     """
     from gaf import actions
 
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         done = actions.compensate(
             s, action_id, authorised_by=resolve_key(s, by, ("agent",), {}, "--by"), grant=grant,
             policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id, idempotency_key=key, at=parse_time(at), reason=reason,

@@ -9,9 +9,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, out, progress_bar, rows_table, short_id
+from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, out, progress_bar, rows_table, short_id
 from gaf.errors import GafError, InvalidRecord
-from gaf.store import GafStore
 
 export_app = typer.Typer(help="Export provenance for compliance tools.", no_args_is_help=True)
 app.add_typer(export_app, name="export")
@@ -43,7 +42,7 @@ def export_prov(
         raise GafError("give exactly one of --closure, --subject or --all")
     if fmt not in prov_export.FORMATS:
         raise prov_export.ExportError(f"unknown format {fmt!r}", hint=f"one of: {', '.join(prov_export.FORMATS)}")
-    with GafStore.open(store, read_only=True) as s:
+    with open_store(store, read_only=True) as s:
         if everything:
             if out_path is None or fmt != "nt":
                 raise prov_export.ExportError("--all streams N-Triples to a file: use --format nt --out FILE")
@@ -98,7 +97,7 @@ def query(
     if name is not None and name not in library:
         raise InvalidRecord(f"no query named {name!r}", hint=f"known: {', '.join(sorted(library))}")
     params = dict(queries.parse_param(p) for p in param or [])
-    with GafStore.open(store, read_only=True) as s:
+    with open_store(store, read_only=True) as s:
         rows = queries.run(s, library[name] if name else cypher, params)  # type: ignore[arg-type]
     if as_json or fmt == "json":
         print(json.dumps(rows, indent=2, ensure_ascii=False, default=str))

@@ -9,11 +9,22 @@ import typer
 from rich.table import Table
 
 from gaf import closure, lifecycle, policies, projection
-from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, out, parse_time, short_id, statement_text, warn_ignored
+from gaf.cli.common import (
+    JsonOpt,
+    StoreOpt,
+    app,
+    command,
+    emit,
+    open_store,
+    out,
+    parse_time,
+    short_id,
+    statement_text,
+    warn_ignored,
+)
 from gaf.errors import GafError
 from gaf.ledger import resolve_key
 from gaf.records import GAF, Projection, VerdictRules
-from gaf.store import GafStore
 from gaf.types import to_instant
 
 
@@ -36,7 +47,7 @@ def project(
     """
     now = datetime.now(timezone.utc)
     when = to_instant(as_of) if as_of else now
-    with GafStore.open(store, read_only=dry_run) as s:  # a dry run reads, so it runs beside another process's writes
+    with open_store(store, read_only=dry_run) as s:  # a dry run reads, so it runs beside another process's writes
         policy = policies.resolve(s, name, Projection, where="NAME")
         who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
         result = projection.project(s, policy, as_of=when, reviewer=who, at=now, dry_run=dry_run,
@@ -106,7 +117,7 @@ def close_(
 
       gaf close gaf:7cee… --rules rent-paid --subject rent:lease-17/2026-07 --as-of 2026-07-15
     """
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         rule_set = policies.resolve(s, rules, VerdictRules, where="--rules")
         when = parse_time(at)
         closed = closure.close(s, gaf_id, rule_set, subject=subject, as_of=to_instant(as_of),
@@ -134,7 +145,7 @@ def verdict(
 
       gaf verdict closure:be9d… --json
     """
-    with GafStore.open(store, read_only=True) as s:
+    with open_store(store, read_only=True) as s:
         found = s.find("verdict", closure=closure_id)
     if not found:
         raise GafError(f"no verdict for {closure_id}", hint="gaf close makes one")
@@ -167,7 +178,7 @@ def replay_(
 
       gaf replay closure:be9d…
     """
-    with GafStore.open(store, read_only=True) as s:
+    with open_store(store, read_only=True) as s:
         report = closure.replay(s, closure_id)
 
     def text() -> None:
@@ -195,7 +206,7 @@ def history(
     """
     from gaf import reopen as reopening
 
-    with GafStore.open(store, read_only=True) as s:
+    with open_store(store, read_only=True) as s:
         rows = reopening.history(s, subject)
 
     def table() -> None:
@@ -226,6 +237,6 @@ def whatif_(
     """
     from gaf.whatif import whatif as search
 
-    with GafStore.open(store, read_only=True) as s:
+    with open_store(store, read_only=True) as s:
         report = search(s, closure_id, max_size=max_size, seconds=seconds)
     emit(as_json, report.to_dict(), lambda: out.print(report.text(), highlight=False, markup=False))

@@ -24,6 +24,9 @@ from rich.table import Table
 from gaf import __version__
 from gaf.errors import GafError, InvalidRecord
 from gaf.records import IgnoredDeclaration, Record
+from gaf.settings import Settings
+from gaf.store import GafStore
+from gaf.store.config import open_store as open_named_store
 from gaf.types import to_instant
 
 app = typer.Typer(
@@ -93,6 +96,17 @@ def command(group: typer.Typer, name: str | None = None) -> Callable[[F], F]:
         return fn
 
     return register
+
+
+@functools.cache
+def settings() -> Settings:
+    """The environment's settings, read once per command (the library reads none itself)."""
+    return Settings.from_env()
+
+
+def open_store(target: str | None, *, read_only: bool = False) -> GafStore:
+    """The store a command names (--store, else $GAF_STORE, else the embedded default)."""
+    return open_named_store(target, read_only=read_only, settings=settings())
 
 
 def emit(as_json: bool, data: Any, table: Callable[[], None]) -> None:

@@ -12,7 +12,7 @@ from rich.table import Table
 
 import impact
 from gaf import policies
-from gaf.cli.common import AsOfOpt, JsonOpt, StoreOpt, app, command, emit, out, progress_bar, short_id
+from gaf.cli.common import AsOfOpt, JsonOpt, StoreOpt, app, command, emit, open_store, out, progress_bar, short_id
 from gaf.errors import GafError
 from gaf.ledger import resolve_key
 from gaf.records import Projection, VerdictRules
@@ -36,7 +36,7 @@ def _impact(
 ) -> None:  # fmt: skip
     """Run one impact question with limits and a progress bar, then render it."""
     kwargs.setdefault("limits", Limits())
-    with GafStore.open(store, read_only=True) as s, progress_bar(as_json) as bar:
+    with open_store(store, read_only=True) as s, progress_bar(as_json) as bar:
         task = bar.add_task("walking dependencies", total=None)
         report = question(s, *args, progress=lambda n, depth: bar.update(task, completed=n, description=f"depth {depth}"), **kwargs)
     for path, render in ((html_path, to_html), (md_path, to_markdown)):

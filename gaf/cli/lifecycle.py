@@ -8,12 +8,11 @@ from typing import Annotated, Optional
 import typer
 
 from gaf import lifecycle, policies
-from gaf.cli.common import JsonOpt, StoreOpt, command, emit, out, parse_time, rows_table, short_id, utc_now
+from gaf.cli.common import JsonOpt, StoreOpt, command, emit, open_store, out, parse_time, rows_table, short_id, utc_now
 from gaf.cli.policy import policy_app
 from gaf.errors import GafError
 from gaf.ledger import resolve_key
 from gaf.records import Projection
-from gaf.store import GafStore
 from gaf.types import to_instant
 
 
@@ -37,7 +36,7 @@ def policy_decide(
       gaf policy decide closure:760b… --by letting-agent --decision "partial payment" \\
           --reason "900 of 1000 received; ask for the rest" --settles policy_exception:…
     """
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         case = lifecycle.decide_case(s, closure_id, decided_by=resolve_key(s, by, ("agent",), {}, "--by"), decision=decision,
                                      reason=reason, at=parse_time(at), settles=settles)  # fmt: skip
     emit(as_json, case.to_json(), lambda: out.print(
@@ -62,7 +61,7 @@ def policy_propose(
     from gaf import lifecycle
 
     rule = policies.read_derivation_rule(rule_file)
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         candidate = lifecycle.propose(s, name=name, text=text, rule=rule, cases=case or [],
                                       proposed_by=resolve_key(s, by, ("agent",), {}, "--by"), at=utc_now())  # fmt: skip
     emit(as_json, candidate.to_json(), lambda: out.print(f"proposed {candidate.id}", highlight=False))
@@ -88,7 +87,7 @@ def policy_ratify(
     from gaf import lifecycle
     from gaf.records import PolicyCandidate
 
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         candidate = s.get(candidate_id)
         if not isinstance(candidate, PolicyCandidate):
             raise GafError(f"no policy candidate {candidate_id}")
@@ -113,7 +112,7 @@ def policy_waive(
     """
     from gaf import lifecycle
 
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         waiver = lifecycle.waive(s, policy=policy_id, closure=closure_id, authority=resolve_key(s, by, ("agent",), {}, "--by"),
                                  reason=reason, at=utc_now())  # fmt: skip
     emit(as_json, waiver.to_json(), lambda: out.print(f"waiver {waiver.id}", highlight=False))
@@ -133,7 +132,7 @@ def policy_sway(
     """
     from gaf import lifecycle
 
-    with GafStore.open(store, read_only=True) as s:
+    with open_store(store, read_only=True) as s:
         result = lifecycle.sway(s, policies.resolve(s, current, Projection, where="CURRENT"), policies.read_policy(s, proposed))
 
     def text() -> None:
@@ -154,7 +153,7 @@ def policy_queue(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """
     from gaf import lifecycle
 
-    with GafStore.open(store, read_only=True) as s:
+    with open_store(store, read_only=True) as s:
         queue = lifecycle.review_queue(s)
     emit(as_json, [e.to_json() for e in queue],
           lambda: out.print(rows_table([{"id": e.id, "subject": e.subject, "reason": e.reason} for e in queue],

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from gaf import policies, projection
-from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, out, rows_table, short_id, warn_ignored
+from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, out, rows_table, short_id, warn_ignored
 from gaf.records import Projection, VerdictRules
 from gaf.store import GafStore
 
@@ -30,7 +30,7 @@ def policy_add(
 
       gaf policy add examples/rent/policy.yaml
     """
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         policy = policies.publish(s, policies.read_policy(s, path))
     warn_ignored(projection.declaration_problems(policy))
     emit(as_json, policy.to_json(), lambda: out.print(f"published {policy.ref} as {policy.id}", highlight=False))
@@ -48,7 +48,7 @@ def policy_revise(
 
       gaf policy revise examples/rent/policy.yaml
     """
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         policy = policies.revise(s, policies.read_policy(s, path))
     emit(as_json, policy.to_json(), lambda: out.print(f"published {policy.ref} (revises {policy.revises})", highlight=False))
 
@@ -66,7 +66,7 @@ def policy_show(
       gaf policy show rent-delinquency
       gaf policy show rent-delinquency@1 --json
     """
-    with GafStore.open(store, read_only=True) as s:
+    with open_store(store, read_only=True) as s:
         policy = policies.resolve(s, name, Projection, where="NAME")
 
     def text() -> None:
@@ -85,7 +85,7 @@ def policy_list(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
       gaf policy list
     """
-    with GafStore.open(store, read_only=True) as s:
+    with open_store(store, read_only=True) as s:
         rows: list[dict[str, Any]] = [{"name": p.name, "version": p.version, "id": p.id, "question": p.question}
                                       for p in policies.versions(s, Projection)]  # fmt: skip
 
@@ -116,7 +116,7 @@ def rules_add(
 
       gaf rules add examples/rent/verdict-rules.yaml
     """
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         rules = policies.publish(s, policies.read_rules(path))
         _warn_unestablished(s, rules)
     emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
@@ -153,7 +153,7 @@ def rules_revise(
 
       gaf rules revise examples/rent/verdict-rules.yaml
     """
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         rules = policies.revise(s, policies.read_rules(path))
         _warn_unestablished(s, rules)
     emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
@@ -167,7 +167,7 @@ def rules_list(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
       gaf rules list --json
     """
-    with GafStore.open(store, read_only=True) as s:
+    with open_store(store, read_only=True) as s:
         rows: list[dict[str, Any]] = [{"name": r.name, "version": r.version, "id": r.id, "conclusion": r.conclusion}
                                       for r in policies.versions(s, VerdictRules)]  # fmt: skip
     emit(as_json, rows, lambda: out.print(rows_table(rows, ("name", "version", "id", "conclusion"))))

@@ -10,11 +10,11 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, err, out, progress_bar, records_table
+from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, err, open_store, out, progress_bar, records_table, settings
 from gaf.errors import GafError
 from gaf.ledger import ingest as ingest_records
 from gaf.records import Record, json_schema, record_type
-from gaf.store import GafStore, store_target
+from gaf.store import store_target
 
 
 @command(app)
@@ -26,7 +26,7 @@ def init(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
       gaf init
       GAF_STORE=neo4j://localhost:7687 gaf init
     """
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         s.init()
         emit(as_json, {"store": s.location, "dialect": s.dialect, "initialised": True},
               lambda: out.print(f"initialised {s.dialect} store at {s.location}"))
@@ -67,7 +67,7 @@ def ingest(
       gaf ingest export.csv --store neo4j://localhost:7687
     """
     now = datetime.now(timezone.utc)
-    with GafStore.open(store) as s, progress_bar(as_json) as bar:
+    with open_store(store) as s, progress_bar(as_json) as bar:
         task = bar.add_task(f"ingesting {path.name}", total=None)
         report = ingest_records(
             s,
@@ -78,7 +78,7 @@ def ingest(
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
         written = s.get_many(report.write.written)
-    data = {"file": str(path), "store": store_target(store), **report.to_dict()}
+    data = {"file": str(path), "store": store_target(store, settings()), **report.to_dict()}
     emit(as_json, data, lambda: _print_ingest(data, [written[i] for i in report.write.written]))
     if report.write.failed:
         raise typer.Exit(2)
@@ -109,7 +109,7 @@ def show(
 
       gaf show claim:3f2a…   (the full id)
     """
-    with GafStore.open(store, read_only=True) as s:
+    with open_store(store, read_only=True) as s:
         record = s.get(record_id)
         if record is None:
             raise GafError(f"no record {record_id} in {s.location}", hint="gaf list KIND shows the ids stored")
@@ -132,7 +132,7 @@ def list_(
       gaf list source --json
     """
     record_type(kind)
-    with GafStore.open(store, read_only=True) as s:
+    with open_store(store, read_only=True) as s:
         records = s.find(kind)
     emit(as_json, [r.to_json() for r in records], lambda: out.print(records_table(records, limit=1000)))
 
@@ -145,7 +145,7 @@ def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
       gaf stats --json
     """
-    with GafStore.open(store, read_only=True) as s:
+    with open_store(store, read_only=True) as s:
         counts = s.counts()
         location = s.location
 
@@ -173,7 +173,7 @@ def verify(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """
     from gaf.verify import verify as check
 
-    with GafStore.open(store, read_only=True) as s, progress_bar(as_json) as bar:
+    with open_store(store, read_only=True) as s, progress_bar(as_json) as bar:
         task = bar.add_task("verifying", total=sum(s.counts().values()))
         report = check(s, progress=lambda n: bar.update(task, completed=n))
 

@@ -9,11 +9,23 @@ import typer
 
 from gaf import policies
 from gaf import reopen as reopening
-from gaf.cli.common import AsOfOpt, JsonOpt, ReviewerOpt, StoreOpt, app, command, emit, out, parse_time, short_id, utc_now
+from gaf.cli.common import (
+    AsOfOpt,
+    JsonOpt,
+    ReviewerOpt,
+    StoreOpt,
+    app,
+    command,
+    emit,
+    open_store,
+    out,
+    parse_time,
+    short_id,
+    utc_now,
+)
 from gaf.ledger import ingest as ingest_records
 from gaf.ledger import resolve_key
 from gaf.records import Claim, Projection
-from gaf.store import GafStore
 from gaf.types import to_instant
 
 reopen_app = typer.Typer(help="Reopen decisions after new evidence, an invalidated source, a policy change or an appeal.", no_args_is_help=True)
@@ -44,7 +56,7 @@ def reopen_new_claim(
     import impact
 
     when = parse_time(as_of)
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         report = ingest_records(s, path, recorded_at=utc_now())
         claims = [r for r in s.get_many(report.write.written + report.write.existing).values() if isinstance(r, Claim)]
         who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
@@ -74,7 +86,7 @@ def reopen_source(
     import impact
 
     when = parse_time(as_of)
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         source_id = resolve_key(s, source, ("source",), {}, "SOURCE")
         who = resolve_key(s, by, ("agent",), {}, "--by")
         reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
@@ -101,7 +113,7 @@ def reopen_policy(
     """
     import impact
 
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         previous = policies.resolve(s, old, Projection, where="OLD")
         reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
         done = reopening.after_policy_change(s, previous, impact=impact, reviewer=reviewer_id, at=utc_now(),
@@ -123,7 +135,7 @@ def reopen_appeal(
       gaf reopen appeal closure:be9d… --by tenant-b --grounds "the receipt shows July" --reviewer registry-clerk
     """
     when = parse_time(as_of)
-    with GafStore.open(store) as s:
+    with open_store(store) as s:
         who = resolve_key(s, by, ("agent",), {}, "--by")
         reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
         done = reopening.on_appeal(s, closure_id, by=who, grounds=grounds, reviewer=reviewer_id, at=utc_now(), as_of=when)

@@ -1,7 +1,18 @@
-"""Stores: one append-only interface, Neo4j and the embedded LadybugDB behind it."""
+"""Stores: one append-only interface, Neo4j and the embedded LadybugDB behind it.
 
+``gaf.store.open(target, *, auth, database, read_only, settings)`` opens one explicitly;
+``GafStore.open(target)`` is the same with the environment's settings.
+"""
+
+from gaf.settings import DEFAULT_STORE, Settings
 from gaf.store.base import GafStore, ItemError, WriteReport
+from gaf.store.config import open_store, store_target
 from gaf.store.questions import Questions, Reach, Snapshot
-from gaf.store.config import DEFAULT_STORE, open_store, store_target
 
-__all__ = ["DEFAULT_STORE", "GafStore", "ItemError", "WriteReport", "Questions", "Reach", "Snapshot", "open_store", "store_target"]
+#: ``gaf.store.open(...)``: the explicit way to open a store (``open_store``).
+open = open_store  # noqa: A001  (gaf.store.open, as the store interface names it)
+
+__all__ = [
+    "DEFAULT_STORE", "GafStore", "ItemError", "Questions", "Reach", "Settings", "Snapshot", "WriteReport", "open",
+    "open_store", "store_target",
+]  # fmt: skip

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol, Self, TypeVar
 
 from gaf.canonical import kind_of
-from gaf.errors import BatchRejected, GafError, InvalidRecord, UnknownReference
+from gaf.errors import BatchRejected, GafError, InvalidRecord, StoreError, UnknownReference
 from gaf.records import RECORD_TYPES, Record, parse_record
 from gaf.store.questions import _EXISTING, STATEMENT_ROWS, Questions, Snapshot, chunks
 from gaf.store.schema import GraphSchema, graph_schema, label_of
@@ -81,10 +81,15 @@ class GafStore(Questions):
 
     @staticmethod
     def open(target: str | None = None, *, read_only: bool = False) -> GafStore:
-        """Open the store at ``target``, or at $GAF_STORE, or the embedded default."""
+        """Open the store at ``target``, or at $GAF_STORE, or the embedded default, with the
+        environment's settings (``Settings.from_env()``): the convenience for scripts.
+
+        ``gaf.store.open_store(target, auth=…, database=…, read_only=…, settings=…)`` is the
+        explicit form, which reads nothing from the environment."""
+        from gaf.settings import Settings
         from gaf.store.config import open_store
 
-        return open_store(target, read_only=read_only)
+        return open_store(target, read_only=read_only, settings=Settings.from_env())
 
     @abc.abstractmethod
     def init(self) -> None:
@@ -101,6 +106,9 @@ class GafStore(Questions):
         self.close()
 
     # ------------------------------------------------------------------ what each store supplies
+
+    #: whether the store was opened read-only (then every write is refused)
+    read_only: bool = False
 
     @abc.abstractmethod
     def _write(self, work: Callable[[Tx], WriteReport]) -> WriteReport:
@@ -134,6 +142,8 @@ class GafStore(Questions):
         """
         if mode not in ("atomic", "best_effort"):
             raise InvalidRecord(f"unknown write mode {mode!r}", hint="use 'atomic' or 'best_effort'")
+        if self.read_only:
+            raise StoreError(f"the store at {self.location} is open read-only", hint="open it without read_only to write")
         batch, failed = _parse_items(records)
         if failed and mode == "atomic":
             raise BatchRejected([f.error for f in failed])

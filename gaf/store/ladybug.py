@@ -9,7 +9,6 @@ writer is refused by the database's file lock, and gaf says so.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -69,7 +68,9 @@ class LadybugStore(GafStore):
 
     dialect = "ladybug"
 
-    def __init__(self, path: str | Path, *, read_only: bool = False, wait: float | None = None):
+    def __init__(self, path: str | Path, *, read_only: bool = False, wait: float = 0.0):
+        """Open (or create) the store at ``path``; ``wait`` is how many seconds to wait for another
+        process's write lock (GAF_LOCK_WAIT, through gaf.settings)."""
         self.location = str(path)
         self.read_only = read_only
         target = Path(path)
@@ -77,7 +78,7 @@ class LadybugStore(GafStore):
             target.parent.mkdir(parents=True, exist_ok=True)
         elif not target.exists():
             raise StoreUnavailable(f"no gaf store at {target}", hint="ingest something first, or check GAF_STORE")
-        self._db = _open_database(target, read_only, float(os.environ.get("GAF_LOCK_WAIT", "0")) if wait is None else wait)
+        self._db = _open_database(target, read_only, wait)
         self._conn = ladybug.Connection(self._db)
         if not read_only:
             self.init()

@@ -16,7 +16,6 @@ content id.
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -36,6 +35,7 @@ from neo4j.exceptions import (
 )
 
 from gaf.errors import StoreError, StoreUnavailable
+from gaf.settings import DEFAULT_RETRY_SECONDS
 from gaf.store.base import GafStore, Tx, WriteReport
 from gaf.store.schema import INDEXED, graph_schema
 
@@ -45,20 +45,6 @@ T = TypeVar("T")
 #: CREATE; the constraint refuses it and a retry then sees the id as existing.
 CONSTRAINT_RETRIES = 5
 
-#: Default bound, in seconds, on the driver's retries of one transaction.
-DEFAULT_RETRY_SECONDS = 30.0
-
-
-def retry_seconds() -> float:
-    """How long the driver keeps retrying a transaction that failed transiently (GAF_NEO4J_RETRY_SECONDS)."""
-    raw = os.environ.get("GAF_NEO4J_RETRY_SECONDS")
-    try:
-        value = float(raw) if raw is not None else DEFAULT_RETRY_SECONDS
-    except ValueError:
-        raise StoreUnavailable(f"GAF_NEO4J_RETRY_SECONDS must be a number of seconds, got {raw!r}") from None
-    if value < 0:
-        raise StoreUnavailable(f"GAF_NEO4J_RETRY_SECONDS must not be negative, got {value}")
-    return value
 
 
 class _Neo4jTx:
@@ -78,19 +64,26 @@ class Neo4jStore(GafStore):
         self,
         uri: str,
         *,
-        user: str | None = None,
-        password: str | None = None,
-        database: str | None = None,
+        user: str = "neo4j",
+        password: str = "",
+        database: str = "neo4j",
+        read_only: bool = False,
+        retry_seconds: float = DEFAULT_RETRY_SECONDS,
     ):
+        """Connect to ``uri`` as ``user``; nothing is read from the environment (see gaf.settings).
+
+        ``retry_seconds`` bounds the driver's retries of one transaction that failed
+        transiently; a read-only store runs every session in READ access mode and
+        refuses writes and ``init``."""
         self.location = uri
         self._schema_checked = False
-        self.database = database or os.environ.get("NEO4J_DATABASE") or "neo4j"
-        user = user or os.environ.get("NEO4J_USER") or os.environ.get("NEO4J_USERNAME") or "neo4j"
-        password = password if password is not None else os.environ.get("NEO4J_PASSWORD", "")
+        self.database = database
+        self.read_only = read_only
+        self.retry_seconds = retry_seconds
         try:
             # Server notifications (hints such as "this relationship type does not exist yet")
             # would be logged to stderr for every query; gaf's queries are fixed, so they are off.
-            self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), max_transaction_retry_time=retry_seconds(),
+            self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), max_transaction_retry_time=retry_seconds,
                                                       notifications_min_severity="OFF")
             self._driver.verify_connectivity()
         except (ConfigurationError, ValueError) as exc:
@@ -120,6 +113,8 @@ class Neo4jStore(GafStore):
 
     def init(self) -> None:
         """Create the uniqueness constraint on id per label and the query indexes."""
+        if self.read_only:
+            raise StoreError(f"the store at {self.location} is open read-only", hint="gaf init needs write access")
         schema = graph_schema()
         statements = []
         for label in sorted(schema.nodes):
@@ -134,6 +129,8 @@ class Neo4jStore(GafStore):
         self._schema_checked = True
 
     def _session(self, access: str = neo4j.WRITE_ACCESS) -> neo4j.Session:
+        if self.read_only:
+            access = neo4j.READ_ACCESS
         return self._driver.session(database=self.database, default_access_mode=access)
 
     def _ensure_schema(self) -> None:
@@ -183,7 +180,7 @@ class Neo4jStore(GafStore):
             ) from None
         except DriverError as exc:
             raise StoreUnavailable(
-                f"lost Neo4j at {self.location} and did not get it back within {retry_seconds():g} s: {exc}",
+                f"lost Neo4j at {self.location} and did not get it back within {self.retry_seconds:g} s: {exc}",
                 hint="nothing of the unfinished transaction was written; when the server is back, run the same "
                 "command again (raise GAF_NEO4J_RETRY_SECONDS to wait longer)",
             ) from None

@@ -1,0 +1,74 @@
+"""Settings: everything gaf takes from the environment, read in one place, once.
+
+The library reads no environment variable of its own accord: a caller passes
+``Settings`` (or the values in it) to what needs them. ``Settings.from_env()`` is
+the one reader; the CLI calls it when a command starts, and a service calls it at
+start-up. A value that does not parse is refused here, naming the variable.
+
+| variable | setting | default |
+|---|---|---|
+| GAF_STORE | ``store``: a Bolt URI or the embedded store's path | ``.gaf/store.lbug`` |
+| NEO4J_USER (or NEO4J_USERNAME) | ``neo4j_user`` | ``neo4j`` |
+| NEO4J_PASSWORD | ``neo4j_password`` | empty |
+| NEO4J_DATABASE | ``neo4j_database`` | ``neo4j`` |
+| GAF_NEO4J_RETRY_SECONDS | ``neo4j_retry_seconds``: how long the driver retries a transient failure | 30 |
+| GAF_LOCK_WAIT | ``lock_wait``: seconds to wait for another process's lock on the embedded store | 0 |
+
+Secrets (the Neo4j password) come from the environment, never from the repository.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gaf.errors import StoreUnavailable
+
+#: The embedded store a new user gets without configuring anything.
+DEFAULT_STORE = ".gaf/store.lbug"
+#: Default bound, in seconds, on the Neo4j driver's retries of one transaction.
+DEFAULT_RETRY_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where the store is and how to reach it; the defaults are what a new user gets."""
+
+    store: str = DEFAULT_STORE
+    neo4j_user: str = "neo4j"
+    neo4j_password: str = ""
+    neo4j_database: str = "neo4j"
+    neo4j_retry_seconds: float = DEFAULT_RETRY_SECONDS
+    lock_wait: float = 0.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """The settings the environment (``os.environ`` unless given) names; unset means the default."""
+        env = os.environ if env is None else env
+        return cls(
+            store=env.get("GAF_STORE") or DEFAULT_STORE,
+            neo4j_user=env.get("NEO4J_USER") or env.get("NEO4J_USERNAME") or "neo4j",
+            neo4j_password=env.get("NEO4J_PASSWORD", ""),
+            neo4j_database=env.get("NEO4J_DATABASE") or "neo4j",
+            neo4j_retry_seconds=_seconds(env, "GAF_NEO4J_RETRY_SECONDS", DEFAULT_RETRY_SECONDS),
+            lock_wait=_seconds(env, "GAF_LOCK_WAIT", 0.0),
+        )
+
+    def __repr__(self) -> str:  # never print the password
+        return (f"Settings(store={self.store!r}, neo4j_user={self.neo4j_user!r}, neo4j_password=<{len(self.neo4j_password)} chars>, "
+                f"neo4j_database={self.neo4j_database!r}, neo4j_retry_seconds={self.neo4j_retry_seconds}, "
+                f"lock_wait={self.lock_wait})")  # fmt: skip
+
+
+def _seconds(env: Mapping[str, str], variable: str, default: float) -> float:
+    raw = env.get(variable)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise StoreUnavailable(f"{variable} must be a number of seconds, got {raw!r}", where=variable) from None
+    if not value >= 0:
+        raise StoreUnavailable(f"{variable} must not be negative, got {raw!r}", where=variable)
+    return value
