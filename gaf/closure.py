@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gaf.canonical import CANONICALISATION
 from gaf.derive import Entry, Truth, show
@@ -25,10 +25,13 @@ from gaf.policies import check_established
 from gaf.projection import IMPLEMENTATION, Evaluated, PolicyFacts, evaluate, ground_of
 from gaf.records import GAF, AcceptedFact, Closure, Projection, Proposition, Record, Verdict, VerdictRules, matches_pattern
 from gaf.rules import Atom, Not, RuleRef, resolve
-from gaf.signing import sign_if_configured
-from gaf.types import Interval, format_instant
+from gaf.signing import sign
 from gaf.store.base import GafStore
+from gaf.types import Interval, format_instant
 from gaf.verdict import ENGINE, Judgement, judge
+
+if TYPE_CHECKING:  # cryptography is optional (gaf[signing])
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 
 @dataclass
@@ -68,11 +71,13 @@ def close(
     event: str | None = None,
     period: Interval | None = None,
     supersedes: list[str] | None = None,
+    signing_key: Ed25519PrivateKey | None = None,
 ) -> Closed:
     """Freeze a GAF into a closure, judge it, and write both in one transaction.
 
     ``as_of`` is the transaction time the GAF was projected at (replay projects
-    again at that time); ``closed_at`` is when the closure is made.
+    again at that time); ``closed_at`` is when the closure is made. Given a
+    ``signing_key`` (``gaf.signing.private_key``), the closure is signed.
     """
     gaf = store.get(gaf_id)
     if not isinstance(gaf, GAF):
@@ -94,7 +99,7 @@ def close(
         )
     facts, props = gaf_facts(store, gaf, policy, as_of)
     judgement = _judge(rules, facts, subject, policy, gaf, props)
-    closure = sign_if_configured(Closure(
+    closure = Closure(
         question=question or policy.question,
         purpose=purpose if purpose is not None else policy.purpose,
         subject=subject,
@@ -116,7 +121,9 @@ def close(
         excluded=[ex.id for ex in evaluated.exclusions],
         ignored_completeness=facts.ignored,
         closed_at=closed_at,
-    ))  # signed when GAF_SIGNING_KEY is set; the id is the same either way
+    )
+    if signing_key is not None:
+        closure = sign(closure, signing_key)  # the id is the same either way
     verdict = _verdict_record(closure, judgement)
     # The exclusions were written with the GAF by ``accept``; written again here (a
     # no-op then) so a closure never points at a record that is not stored.

@@ -40,8 +40,8 @@ from gaf.errors import (
     UnknownReference,
 )
 from gaf.records import RECORD_TYPES, Record, byte_limit, max_record_bytes, parse_record, record_type
-from gaf.types import format_instant
 from gaf.store.base import GafStore, ItemError, Mode, WriteReport
+from gaf.types import format_instant
 
 Format = Literal["jsonl", "csv", "yaml"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gaf.closure import close
 from gaf.errors import UnknownReference
@@ -34,6 +34,9 @@ from gaf.records import (
     VerdictRules,
 )
 from gaf.store.base import GafStore
+
+if TYPE_CHECKING:  # cryptography is optional (gaf[signing])
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 
 @dataclass
@@ -63,6 +66,7 @@ def reopen(
     to_compensate: Iterable[str] = (),
     policy: Projection | None = None,
     review: ReviewPolicy = ReviewPolicy(),
+    signing_key: Ed25519PrivateKey | None = None,
 ) -> Reopened:
     """Re-project and re-judge each closure reached, superseding it; record the event.
 
@@ -88,7 +92,8 @@ def reopen(
         if projected.gaf.id == old.gaf and chosen.id == old.projection:
             continue  # the same premises under the same policy: nothing to supersede
         new = close(store, projected.gaf.id, rules, subject=old.subject, as_of=when, closed_at=at, question=old.question,
-                    purpose=old.purpose, event=old.event, period=old.period, supersedes=[old.id])  # fmt: skip
+                    purpose=old.purpose, event=old.event, period=old.period, supersedes=[old.id],
+                    signing_key=signing_key)  # fmt: skip
         before = verdict_of(store, old.id)
         reopened.append(old.id)
         superseding.append(new.closure.id)
@@ -177,29 +182,30 @@ class Impact(Protocol):
 
 def _reopen_reached(
     store: GafStore, report: ImpactReport, *, trigger: Trigger, cause: str, reviewer: str, at: datetime, as_of: datetime,
-    reason: str, policy: Projection | None = None,
+    reason: str, policy: Projection | None = None, signing_key: Ed25519PrivateKey | None = None,
 ) -> Reopened:  # fmt: skip
     closures = [a.id for a in report.affected if a.kind == "closure"]
     return reopen(store, trigger=trigger, cause=cause, closures=closures, reviewer=reviewer, at=at, as_of=as_of,
                   reason=reason, impact=[a.id for a in report.affected], to_compensate=report.to_compensate,
-                  policy=policy)  # fmt: skip
+                  policy=policy, signing_key=signing_key)  # fmt: skip
 
 
 def after_new_claims(
-    store: GafStore, claims: Iterable[Claim], *, impact: Impact, reviewer: str, at: datetime, as_of: datetime
-) -> list[Reopened]:
+    store: GafStore, claims: Iterable[Claim], *, impact: Impact, reviewer: str, at: datetime, as_of: datetime,
+    signing_key: Ed25519PrivateKey | None = None,
+) -> list[Reopened]:  # fmt: skip
     """Reopen every standing closure that stored claims reach (new evidence), one reopen per claim, by claim id."""
     out = []
     for claim in sorted(claims, key=lambda c: c.id):
         report = impact.new_claim(store, claim)
         out.append(_reopen_reached(store, report, trigger=Trigger.new_claim, cause=claim.id, reviewer=reviewer, at=at,
-                                   as_of=as_of, reason=f"new claim {claim.id}"))  # fmt: skip
+                                   as_of=as_of, reason=f"new claim {claim.id}", signing_key=signing_key))  # fmt: skip
     return out
 
 
 def after_invalidation(
     store: GafStore, source_id: str, *, impact: Impact, by: str, reason: str, invalid_from: datetime, reviewer: str,
-    at: datetime, as_of: datetime,
+    at: datetime, as_of: datetime, signing_key: Ed25519PrivateKey | None = None,
 ) -> Reopened:  # fmt: skip
     """Record that a source is invalid from a time on, and reopen every standing closure that rested on it.
 
@@ -210,12 +216,13 @@ def after_invalidation(
     report = impact.source_invalidated(store, source_id)
     store.put([event], at=at)
     return _reopen_reached(store, report, trigger=Trigger.source_invalidated, cause=event.id, reviewer=reviewer, at=at,
-                           as_of=as_of, reason=reason)  # fmt: skip
+                           as_of=as_of, reason=reason, signing_key=signing_key)  # fmt: skip
 
 
 def after_policy_change(
-    store: GafStore, previous: Projection, *, impact: Impact, reviewer: str, at: datetime, as_of: datetime
-) -> Reopened:
+    store: GafStore, previous: Projection, *, impact: Impact, reviewer: str, at: datetime, as_of: datetime,
+    signing_key: Ed25519PrivateKey | None = None,
+) -> Reopened:  # fmt: skip
     """Re-decide the standing closures decided under ``previous`` now that its policy has a later version.
 
     Every closure under ``previous`` is reached; each is re-projected under the version
@@ -227,15 +234,17 @@ def after_policy_change(
         raise UnknownReference(f"{previous.name} is not a projection policy", where=previous.id)
     report = impact.policy_changed(store, previous.id, retroactive=True)
     return _reopen_reached(store, report, trigger=Trigger.policy_change, cause=latest.id, reviewer=reviewer, at=at,
-                           as_of=as_of, reason=f"{previous.ref} → {latest.ref}", policy=latest)  # fmt: skip
+                           as_of=as_of, reason=f"{previous.ref} → {latest.ref}", policy=latest,
+                           signing_key=signing_key)  # fmt: skip
 
 
 def on_appeal(
-    store: GafStore, closure_id: str, *, by: str, grounds: str, reviewer: str, at: datetime, as_of: datetime
-) -> Reopened:
+    store: GafStore, closure_id: str, *, by: str, grounds: str, reviewer: str, at: datetime, as_of: datetime,
+    signing_key: Ed25519PrivateKey | None = None,
+) -> Reopened:  # fmt: skip
     """Record an appeal against a closure and re-decide it on what is known as of ``as_of``."""
     store.get(closure_id, Closure)
     appeal = Appeal(closure=closure_id, by=by, grounds=grounds, filed_at=at)
     store.put([appeal], at=at)
     return reopen(store, trigger=Trigger.appeal, cause=appeal.id, closures=[closure_id], reviewer=reviewer, at=at,
-                  as_of=as_of, reason=grounds)  # fmt: skip
+                  as_of=as_of, reason=grounds, signing_key=signing_key)  # fmt: skip

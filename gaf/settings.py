@@ -13,8 +13,11 @@ start-up. A value that does not parse is refused here, naming the variable.
 | NEO4J_DATABASE | ``neo4j_database`` | ``neo4j`` |
 | GAF_NEO4J_RETRY_SECONDS | ``neo4j_retry_seconds``: how long the driver retries a transient failure | 30 |
 | GAF_LOCK_WAIT | ``lock_wait``: seconds to wait for another process's lock on the embedded store | 0 |
+| GAF_SIGNING_KEY | ``signing_key``: the Ed25519 seed closures are signed with (gaf.signing.private_key parses it) | unsigned |
+| GAF_VERIFY_KEY | ``verify_key``: the public key ``gaf verify`` requires on every closure (gaf.signing.public_key) | none |
 
-Secrets (the Neo4j password) come from the environment, never from the repository.
+Secrets (the Neo4j password, the signing key) come from the environment, never from the
+repository, and never appear in a Settings' repr.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ class Settings:
     neo4j_database: str = "neo4j"
     neo4j_retry_seconds: float = DEFAULT_RETRY_SECONDS
     lock_wait: float = 0.0
+    signing_key: str = ""
+    verify_key: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -53,12 +58,15 @@ class Settings:
             neo4j_database=env.get("NEO4J_DATABASE") or "neo4j",
             neo4j_retry_seconds=_seconds(env, "GAF_NEO4J_RETRY_SECONDS", DEFAULT_RETRY_SECONDS),
             lock_wait=_seconds(env, "GAF_LOCK_WAIT", 0.0),
+            signing_key=env.get("GAF_SIGNING_KEY", ""),
+            verify_key=env.get("GAF_VERIFY_KEY", ""),
         )
 
     def __repr__(self) -> str:  # never print the password
         return (f"Settings(store={self.store!r}, neo4j_user={self.neo4j_user!r}, neo4j_password=<{len(self.neo4j_password)} chars>, "
                 f"neo4j_database={self.neo4j_database!r}, neo4j_retry_seconds={self.neo4j_retry_seconds}, "
-                f"lock_wait={self.lock_wait})")  # fmt: skip
+                f"lock_wait={self.lock_wait}, signing_key=<{'set' if self.signing_key else 'unset'}>, "
+                f"verify_key={self.verify_key!r})")  # fmt: skip
 
 
 def _seconds(env: Mapping[str, str], variable: str, default: float) -> float:

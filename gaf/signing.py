@@ -1,10 +1,12 @@
-"""Signed closures: Ed25519 signatures from a key in the environment, checked by ``gaf verify``.
+"""Signed closures: Ed25519 signatures with a key the caller passes in, checked by ``gaf verify``.
 
 A content id shows that a closure did not change since it was made; it does not
 show who made it, and anyone with write access to the database can make a new
-one. When GAF_SIGNING_KEY holds a private key, every closure is signed as it is
-closed; ``gaf verify`` checks each signature, and with GAF_VERIFY_KEY (the public
-key) it also refuses closures that are unsigned or signed by another key.
+one. Given a private key (``close(..., signing_key=…)``; the CLI reads it from
+GAF_SIGNING_KEY), every closure is signed as it is closed; ``verify`` checks each
+signature, and given the public key (``verify(..., verify_key=…)``; the CLI reads
+GAF_VERIFY_KEY) it also refuses closures that are unsigned or signed by another key.
+Nothing here reads the environment: ``private_key`` and ``public_key`` parse the text.
 
 A key is 32 raw bytes written as 64 hex digits or in base64 (an Ed25519 private
 key is its seed). The signature covers the closure's canonical body without the
@@ -17,7 +19,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
 from typing import TYPE_CHECKING
 
 from gaf.canonical import canonical_json
@@ -34,8 +35,8 @@ class SigningKeyError(GafError):
     exit_code = 2
 
 
-def _raw_key(variable: str) -> bytes | None:
-    text = os.environ.get(variable, "").strip()
+def _raw_key(text: str, variable: str) -> bytes | None:
+    text = text.strip()
     if not text:
         return None
     try:
@@ -56,18 +57,19 @@ def _ed25519() -> tuple[type[ed25519.Ed25519PrivateKey], type[ed25519.Ed25519Pub
     return ed25519.Ed25519PrivateKey, ed25519.Ed25519PublicKey
 
 
-def signing_key() -> ed25519.Ed25519PrivateKey | None:
-    """The private key in GAF_SIGNING_KEY, or None when closures are not signed."""
-    raw = _raw_key("GAF_SIGNING_KEY")
+def private_key(text: str, *, variable: str = "GAF_SIGNING_KEY") -> ed25519.Ed25519PrivateKey | None:
+    """The private key written in ``text`` (hex or base64 seed), or None when it is empty
+    (closures are then not signed); ``variable`` names where the text came from."""
+    raw = _raw_key(text, variable)
     if not raw:
         return None
     private, _ = _ed25519()  # only now: unsigned closures need no cryptography
     return private.from_private_bytes(raw)
 
 
-def verify_key() -> str | None:
-    """The public key in GAF_VERIFY_KEY, as hex, or None."""
-    raw = _raw_key("GAF_VERIFY_KEY")
+def public_key(text: str, *, variable: str = "GAF_VERIFY_KEY") -> str | None:
+    """The public key written in ``text``, as hex, or None when it is empty."""
+    raw = _raw_key(text, variable)
     return raw.hex() if raw else None
 
 
@@ -90,16 +92,11 @@ def sign(closure: Closure, private: ed25519.Ed25519PrivateKey) -> Closure:
     return Closure.model_validate(closure.model_dump() | {"signature": signature.model_dump()})
 
 
-def sign_if_configured(closure: Closure) -> Closure:
-    key = signing_key()
-    return sign(closure, key) if key is not None else closure
-
-
 def signature_problem(closure: Closure, expected_key: str | None) -> str | None:
     """What is wrong with a closure's signature, or None if it is sound (or none is required)."""
     sig = closure.signature
     if sig is None:
-        return "is not signed, but GAF_VERIFY_KEY asks for signed closures" if expected_key else None
+        return "is not signed, but the verify key (GAF_VERIFY_KEY) asks for signed closures" if expected_key else None
     if expected_key and sig.public_key != expected_key:
         return f"is signed by key {sig.public_key[:16]}…, not by the verify key {expected_key[:16]}…"
     _, public = _ed25519()

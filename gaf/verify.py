@@ -16,7 +16,7 @@ from typing import Any
 
 from gaf.errors import GafError
 from gaf.records import RECORD_TYPES, Closure, Record, parse_body
-from gaf.signing import signature_problem, verify_key
+from gaf.signing import signature_problem
 from gaf.store.base import GafStore
 
 
@@ -44,13 +44,13 @@ class VerifyReport:
         return {"ok": self.ok, "checked": self.checked, "discrepancies": [d.to_dict() for d in self.discrepancies]}
 
 
-def verify(store: GafStore, *, progress: Callable[[int], None] | None = None) -> VerifyReport:
+def verify(store: GafStore, *, verify_key: str | None = None, progress: Callable[[int], None] | None = None) -> VerifyReport:
     """Check every stored record against its id, its node properties and its relationships.
 
-    A signed closure's signature is checked too; with GAF_VERIFY_KEY set, every
-    closure must be signed by that key.
+    A signed closure's signature is checked too; given ``verify_key`` (a public key as
+    hex, ``gaf.signing.public_key``), every closure must be signed by that key.
     """
-    key = verify_key()
+    key = verify_key
     report = VerifyReport()
     closures: dict[str, Closure] = {}
     for kind, cls in sorted(RECORD_TYPES.items()):

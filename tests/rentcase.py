@@ -30,7 +30,7 @@ def agent_id(store: GafStore, key: str) -> str:
     return agent.id
 
 
-def close_both(store: GafStore):
+def close_both(store: GafStore, *, signing_key=None):
     """The rent case's two closures: before claim E (undetermined) and after (paid)."""
     from gaf.closure import close
     from gaf.policies import read_rules
@@ -40,10 +40,11 @@ def close_both(store: GafStore):
     rules = publish(store, read_rules(RENT / "verdict-rules.yaml"))
     reviewer = agent_id(store, "registry-clerk")
     first = project(store, policy, as_of=BEFORE_E, reviewer=reviewer, at=BEFORE_E)
-    c1 = close(store, first.gaf.id, rules, subject=RENT_JULY, as_of=BEFORE_E, closed_at=BEFORE_E)
+    c1 = close(store, first.gaf.id, rules, subject=RENT_JULY, as_of=BEFORE_E, closed_at=BEFORE_E, signing_key=signing_key)
     ingest(store, RENT / "claim-e.yaml", recorded_at=NOW)
     second = project(store, policy, as_of=AFTER_E, reviewer=reviewer, at=AFTER_E)
-    c2 = close(store, second.gaf.id, rules, subject=RENT_JULY, as_of=AFTER_E, closed_at=AFTER_E, supersedes=[c1.closure.id])
+    c2 = close(store, second.gaf.id, rules, subject=RENT_JULY, as_of=AFTER_E, closed_at=AFTER_E, supersedes=[c1.closure.id],
+               signing_key=signing_key)
     return c1, c2
 
 

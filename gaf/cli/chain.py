@@ -19,6 +19,7 @@ from gaf.cli.common import (
     out,
     parse_time,
     short_id,
+    signing_key,
     statement_text,
     warn_ignored,
 )
@@ -121,7 +122,7 @@ def close_(
         rule_set = policies.resolve(s, rules, VerdictRules, where="--rules")
         when = parse_time(at)
         closed = closure.close(s, gaf_id, rule_set, subject=subject, as_of=to_instant(as_of),
-                               closed_at=when, supersedes=supersedes or [])  # fmt: skip
+                               closed_at=when, supersedes=supersedes or [], signing_key=signing_key())  # fmt: skip
         exceptions = lifecycle.route_exceptions(s, closed, when)
     data = {"closure": closed.closure.id, "verdict": closed.verdict.to_json(), "policy_exceptions": [e.to_json() for e in exceptions]}
 

@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import Annotated, Any, Optional, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
 
 import typer
 from rich.console import Console
@@ -21,13 +21,16 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from gaf import __version__
+from gaf import __version__, signing
 from gaf.errors import GafError, InvalidRecord
 from gaf.records import IgnoredDeclaration, Record
 from gaf.settings import Settings
 from gaf.store import GafStore
 from gaf.store.config import open_store as open_named_store
 from gaf.types import to_instant
+
+if TYPE_CHECKING:  # cryptography is optional (gaf[signing])
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 app = typer.Typer(
     name="gaf",
@@ -90,6 +93,7 @@ def command(group: typer.Typer, name: str | None = None) -> Callable[[F], F]:
     def register(fn: F) -> F:
         @functools.wraps(fn)
         def speak(*args: Any, **kwargs: Any) -> None:
+            settings.cache_clear()  # each command reads the environment afresh, once
             _run(bool(kwargs.get("as_json", False)), lambda: fn(*args, **kwargs))
 
         group.command(name)(speak)
@@ -107,6 +111,16 @@ def settings() -> Settings:
 def open_store(target: str | None, *, read_only: bool = False) -> GafStore:
     """The store a command names (--store, else $GAF_STORE, else the embedded default)."""
     return open_named_store(target, read_only=read_only, settings=settings())
+
+
+def signing_key() -> Ed25519PrivateKey | None:
+    """The key closures are signed with ($GAF_SIGNING_KEY), or None: closures unsigned."""
+    return signing.private_key(settings().signing_key)
+
+
+def verify_key() -> str | None:
+    """The public key every closure must be signed by ($GAF_VERIFY_KEY), or None."""
+    return signing.public_key(settings().verify_key)
 
 
 def emit(as_json: bool, data: Any, table: Callable[[], None]) -> None:

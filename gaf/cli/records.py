@@ -10,7 +10,20 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, err, open_store, out, progress_bar, records_table, settings
+from gaf.cli.common import (
+    JsonOpt,
+    StoreOpt,
+    app,
+    command,
+    emit,
+    err,
+    open_store,
+    out,
+    progress_bar,
+    records_table,
+    settings,
+    verify_key,
+)
 from gaf.errors import GafError
 from gaf.ledger import ingest as ingest_records
 from gaf.records import Record, json_schema, record_type
@@ -175,7 +188,7 @@ def verify(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
     with open_store(store, read_only=True) as s, progress_bar(as_json) as bar:
         task = bar.add_task("verifying", total=sum(s.counts().values()))
-        report = check(s, progress=lambda n: bar.update(task, completed=n))
+        report = check(s, verify_key=verify_key(), progress=lambda n: bar.update(task, completed=n))
 
     def text() -> None:
         state = "[green]intact[/]" if report.ok else f"[red]{len(report.discrepancies)} discrepancies[/]"

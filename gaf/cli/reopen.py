@@ -21,6 +21,7 @@ from gaf.cli.common import (
     out,
     parse_time,
     short_id,
+    signing_key,
     utc_now,
 )
 from gaf.ledger import ingest as ingest_records
@@ -60,7 +61,8 @@ def reopen_new_claim(
         report = ingest_records(s, path, recorded_at=utc_now())
         claims = [r for r in s.get_many(report.write.written + report.write.existing).values() if isinstance(r, Claim)]
         who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
-        results = reopening.after_new_claims(s, claims, impact=impact, reviewer=who, at=utc_now(), as_of=when)
+        results = reopening.after_new_claims(s, claims, impact=impact, reviewer=who, at=utc_now(), as_of=when,
+                                          signing_key=signing_key())
     def text() -> None:
         for r in results:
             _print_reopened(r)
@@ -92,7 +94,7 @@ def reopen_source(
         reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
         done = reopening.after_invalidation(s, source_id, impact=impact, by=who, reason=reason,
                                             invalid_from=to_instant(invalid_from), reviewer=reviewer_id, at=utc_now(),
-                                            as_of=when)  # fmt: skip
+                                            as_of=when, signing_key=signing_key())  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))
 
 
@@ -117,7 +119,7 @@ def reopen_policy(
         previous = policies.resolve(s, old, Projection, where="OLD")
         reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
         done = reopening.after_policy_change(s, previous, impact=impact, reviewer=reviewer_id, at=utc_now(),
-                                             as_of=parse_time(as_of))  # fmt: skip
+                                             as_of=parse_time(as_of), signing_key=signing_key())  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))
 
 
@@ -138,5 +140,6 @@ def reopen_appeal(
     with open_store(store) as s:
         who = resolve_key(s, by, ("agent",), {}, "--by")
         reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
-        done = reopening.on_appeal(s, closure_id, by=who, grounds=grounds, reviewer=reviewer_id, at=utc_now(), as_of=when)
+        done = reopening.on_appeal(s, closure_id, by=who, grounds=grounds, reviewer=reviewer_id, at=utc_now(), as_of=when,
+                                   signing_key=signing_key())
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))
