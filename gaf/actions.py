@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
-from gaf.errors import GafError, InvalidRecord, UnknownReference
+from gaf.errors import ActionRefused, InvalidRecord, UnknownReference
 from gaf.records import (
     Action,
     ActionPolicy,
@@ -35,12 +35,6 @@ from gaf.store.base import GafStore
 from gaf.types import format_instant
 
 R = TypeVar("R", bound=Record)
-
-
-class ActionRefused(GafError):
-    """An action that failed one of its checks; nothing was executed or written."""
-
-    exit_code = 5
 
 
 class Executor(Protocol):

@@ -120,3 +120,70 @@ class ReadOnlyViolation(GafError):
     """A query that would write, sent where only reading is allowed."""
 
     exit_code = 2
+
+
+# ---------------------------------------------------------------------- rules
+
+
+class RuleError(InvalidRecord):
+    """A rule or rule set that cannot be evaluated soundly: says which rule and why."""
+
+
+class UnestablishedPredicate(RuleError):
+    """A rule that reads a predicate nothing makes true: no rule derives it, no trusted source states it.
+
+    Such a clause can never hold, so a misspelt ``payd`` would not fail: it would
+    quietly close every decision to "undetermined" for ever. It is refused instead,
+    with the nearest predicate that is known.
+    """
+
+
+# ---------------------------------------------------------------------- policies
+
+
+class PolicyConflict(GafError):
+    """A published policy name@version given again with other content."""
+
+    exit_code = 2
+
+
+class UnknownPolicy(GafError):
+    """A policy name or version that is not published."""
+
+    exit_code = 2
+
+
+# ---------------------------------------------------------------------- the policy lifecycle
+
+
+class NotAnAuthority(GafError):
+    """An agent acting where only an authority may: ratifying, waiving."""
+
+    exit_code = 5
+
+
+# ---------------------------------------------------------------------- actions
+
+
+class ActionRefused(GafError):
+    """An action that failed one of its checks; nothing was executed or written."""
+
+    exit_code = 5
+
+
+# ---------------------------------------------------------------------- signatures
+
+
+class SigningKeyError(GafError):
+    """A signing or verify key that cannot be used (its text, or the cryptography package, is missing)."""
+
+    exit_code = 2
+
+
+# ---------------------------------------------------------------------- exports
+
+
+class ExportError(GafError):
+    """An export that cannot be made: unknown scope or format, or an unwritable path."""
+
+    exit_code = 2

@@ -15,8 +15,8 @@ from datetime import datetime
 from typing import Any
 
 from gaf.closure import Closed
-from gaf.errors import GafError, InvalidRecord, UnknownReference
-from gaf.policies import publish, revise
+from gaf.errors import InvalidRecord, NotAnAuthority, UnknownReference
+from gaf.policies import publish
 from gaf.projection import evaluate
 from gaf.records import (
     GAF,
@@ -39,12 +39,6 @@ from gaf.store.base import GafStore
 from gaf.verdict import UNDETERMINED, judge
 
 AUTHORITY_ROLE = "authority"
-
-
-class NotAnAuthority(GafError):
-    """An agent acting where only an authority may: ratifying, waiving."""
-
-    exit_code = 5
 
 
 def decide_case(store: GafStore, closure: str, *, decided_by: str, decision: str, reason: str, at: datetime,
@@ -85,15 +79,6 @@ def ratify(
         retroactive=retroactive, revises=max(previous, key=lambda p: p.version).id if previous else None, ratified_at=at,
     )  # fmt: skip
     return publish(store, policy, at=at)
-
-
-def adopt(store: GafStore, projection: Projection, ratified: RatifiedPolicy) -> Projection:
-    """The projection's next version, citing the ratified policy and applying its rule."""
-    rule = DerivationRule.model_validate(ratified.rule)
-    data = projection.model_dump(exclude={"id"})
-    data["derivation_rules"] = [r for r in data["derivation_rules"] if r["name"] != rule.name] + [rule.model_dump()]
-    data["ratified"] = sorted({*projection.ratified, ratified.id})
-    return revise(store, Projection.model_validate(data))
 
 
 def waive(store: GafStore, *, policy: str, closure: str, authority: str, reason: str, at: datetime) -> Waiver:

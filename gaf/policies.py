@@ -17,24 +17,12 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from gaf.errors import GafError, InvalidRecord
+from gaf.errors import GafError, InvalidRecord, PolicyConflict, RuleError, UnestablishedPredicate, UnknownPolicy
 from gaf.ledger import Keyed, load_yaml, read_text, resolve_key, yaml_plain
 from gaf.projection import established_predicates
 from gaf.records import ActionPolicy, Projection, RatifiedPolicy, VerdictRules
-from gaf.rules import Atom, DerivationRule, Not, RuleError, UnestablishedPredicate, check_rules, closest
+from gaf.rules import Atom, DerivationRule, Not, check_rules, closest
 from gaf.store.base import GafStore
-
-
-class PolicyConflict(GafError):
-    """A published policy name@version given again with other content."""
-
-    exit_code = 2
-
-
-class UnknownPolicy(GafError):
-    """A policy name or version that is not published."""
-
-    exit_code = 2
 
 
 def read_policy(store: GafStore, path: str | Path) -> Projection:

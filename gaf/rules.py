@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal, TypeGuard
 
 from pydantic import BeforeValidator, ConfigDict, Field, PositiveInt, ValidationError, model_validator
 
-from gaf.errors import InvalidRecord, InvalidValue
+from gaf.errors import InvalidValue, RuleError, UnestablishedPredicate
 from gaf.types import Key, Scalar, Text, Value
 
 Term = Scalar
@@ -35,19 +35,6 @@ COMPARATORS = ("==", "!=", "<=", ">=", "<", ">")
 
 #: The operator of a comparison clause.
 Comparator = Literal["==", "!=", "<", "<=", ">", ">="]
-
-
-class RuleError(InvalidRecord):
-    """A rule or rule set that cannot be evaluated soundly: says which rule and why."""
-
-
-class UnestablishedPredicate(RuleError):
-    """A rule that reads a predicate nothing makes true: no rule derives it, no trusted source states it.
-
-    Such a clause can never hold, so a misspelt ``payd`` would not fail: it would
-    quietly close every decision to "undetermined" for ever. It is refused instead,
-    with the nearest predicate that is known.
-    """
 
 
 def closest(name: str, known: Iterable[str]) -> str | None:

@@ -22,17 +22,11 @@ import json
 from typing import TYPE_CHECKING
 
 from gaf.canonical import canonical_json
-from gaf.errors import GafError
+from gaf.errors import SigningKeyError
 from gaf.records import Closure, Signature
 
 if TYPE_CHECKING:  # cryptography is optional (gaf[signing]): imported only when a key is used
     from cryptography.hazmat.primitives.asymmetric import ed25519
-
-
-class SigningKeyError(GafError):
-    """A signing or verify key in the environment that cannot be used."""
-
-    exit_code = 2
 
 
 def _raw_key(text: str, variable: str) -> bytes | None:

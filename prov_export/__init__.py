@@ -1,9 +1,9 @@
 """PROV-O export of gaf records through rdflib, and every PROV serialisation through prov."""
 
+from gaf.errors import ExportError
 from prov_export.export import (
     CANONICAL_HASH,
     FORMATS,
-    ExportError,
     Exported,
     canonical_hash,
     export,

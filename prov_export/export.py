@@ -26,7 +26,7 @@ from typing import IO
 from rdflib import Graph
 
 from gaf.canonical import kind_of
-from gaf.errors import GafError, InvalidRecord, UnknownReference
+from gaf.errors import ExportError, InvalidRecord, UnknownReference
 from gaf.records import RECORD_TYPES, Closure, Record
 from gaf.store.base import GafStore
 from prov_export.mapping import DEFAULT_BASE, GAF, PROV, Mapper
@@ -35,12 +35,6 @@ RDF_FORMATS = {"ttl": "turtle", "jsonld": "json-ld", "nt": "nt"}
 PROV_FORMATS = {"provn": "provn", "provjson": "json", "provxml": "xml"}
 FORMATS = (*RDF_FORMATS, *PROV_FORMATS)
 CANONICAL_HASH = "sha256 of RDFC-1.0 canonical N-Quads (pyoxigraph)"
-
-
-class ExportError(GafError):
-    """An export that cannot be made: unknown scope or format, or an unwritable path."""
-
-    exit_code = 2
 
 
 # ---------------------------------------------------------------------- scopes

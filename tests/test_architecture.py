@@ -211,3 +211,17 @@ def test_the_packages_type_check_under_mypy_strict(tmp_path):
 
     done = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path)], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_public_api_is_listed_importable_and_shadows_no_module():
+    import importlib
+    import pkgutil
+
+    import gaf
+
+    assert all(hasattr(gaf, name) for name in gaf.__all__)
+    modules = {m.name for m in pkgutil.iter_modules(gaf.__path__)} - {"__main__"}
+    shadowed = sorted(m for m in modules if not isinstance(getattr(gaf, m, importlib.import_module(f"gaf.{m}")), type(gaf)))
+    assert not shadowed, f"gaf.__init__ re-exports a name that hides the module gaf.{shadowed[0]}"
+    errors = [n for n in gaf.__all__ if isinstance(getattr(gaf, n), type) and issubclass(getattr(gaf, n), Exception)]
+    assert all(getattr(gaf, n).__module__ == "gaf.errors" for n in errors), "every typed error lives in gaf/errors.py"
