@@ -92,7 +92,7 @@ class Acted:
         return {"action": self.action.to_json(), "status": self.status.to_json(), "effect": self.effect}
 
 
-def act(
+def act(  # boilerplate: a keyword-only signature, one parameter a line, as close() has
     store: GafStore,
     *,
     verdict: str,

@@ -58,7 +58,7 @@ def gaf_facts(store: GafStore, gaf: GAF, policy: Projection, as_of: datetime) ->
     return PolicyFacts(policy, entries, as_of), props
 
 
-def close(
+def close(  # boilerplate: a keyword-only signature, one parameter a line, as act() has
     store: GafStore,
     gaf_id: str,
     rules: VerdictRules,

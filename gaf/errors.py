@@ -123,6 +123,7 @@ class ReadOnlyViolation(GafError):
 
 
 # ---------------------------------------------------------------------- rules
+# boilerplate: below, each error is a class with a docstring and an exit code; they share that shape.
 
 
 class RuleError(InvalidRecord):

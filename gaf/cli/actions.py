@@ -11,6 +11,9 @@ from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, ou
 from gaf.ledger import resolve_key
 from gaf.records import ActionPolicy
 
+# boilerplate: each command declares its own options in its signature (typer reads them from there), so the
+# --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
+
 
 @command(app, name="act")
 def act_(

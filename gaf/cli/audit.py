@@ -12,6 +12,9 @@ import typer
 from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, out, progress_bar, rows_table, short_id
 from gaf.errors import GafError, InvalidRecord
 
+# boilerplate: each command declares its own options in its signature (typer reads them from there), so the
+# --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
+
 export_app = typer.Typer(help="Export provenance for compliance tools.", no_args_is_help=True)
 app.add_typer(export_app, name="export")
 

@@ -9,6 +9,8 @@ import typer
 from rich.table import Table
 
 from gaf import closure, lifecycle, policies, projection
+
+# boilerplate: the names this command group takes from gaf/cli/common.py, one per line
 from gaf.cli.common import (
     JsonOpt,
     StoreOpt,
@@ -27,6 +29,9 @@ from gaf.errors import GafError
 from gaf.ledger import resolve_key
 from gaf.records import GAF, Projection, VerdictRules
 from gaf.types import to_instant
+
+# boilerplate: each command declares its own options in its signature (typer reads them from there), so the
+# --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
 
 
 @command(app)

@@ -21,6 +21,9 @@ from gaf.types import to_instant
 from impact import Limits
 from impact.report import headline, to_html, to_markdown
 
+# boilerplate: each command declares its own options in its signature (typer reads them from there), so the
+# --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
+
 impact_app = typer.Typer(help="Impact analysis: what must be reviewed after an invalidation, new claim or policy change.", no_args_is_help=True)
 app.add_typer(impact_app, name="impact")
 HtmlOpt = Annotated[Optional[Path], typer.Option("--html", help="Also write a self-contained HTML report with a picture.")]

@@ -15,6 +15,9 @@ from gaf.ledger import resolve_key
 from gaf.records import Projection
 from gaf.types import to_instant
 
+# boilerplate: each command declares its own options in its signature (typer reads them from there), so the
+# --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
+
 
 @command(policy_app, "decide")
 def policy_decide(

@@ -14,6 +14,9 @@ from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, ou
 from gaf.records import Projection, VerdictRules
 from gaf.store import GafStore
 
+# boilerplate: each command declares its own options in its signature (typer reads them from there), so the
+# --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
+
 policy_app = typer.Typer(help="Projection policies and their lifecycle: add, revise, show, list, decide, propose, ratify, waive, sway, queue.", no_args_is_help=True)
 app.add_typer(policy_app, name="policy")
 

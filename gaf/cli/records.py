@@ -29,6 +29,9 @@ from gaf.ledger import ingest as ingest_records
 from gaf.records import Record, json_schema, record_type
 from gaf.store import store_target
 
+# boilerplate: each command declares its own options in its signature (typer reads them from there), so the
+# --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
+
 
 @command(app)
 def init(store: StoreOpt = None, as_json: JsonOpt = False) -> None:

@@ -9,6 +9,8 @@ import typer
 
 from gaf import policies
 from gaf import reopen as reopening
+
+# boilerplate: the names this command group takes from gaf/cli/common.py, one per line
 from gaf.cli.common import (
     AsOfOpt,
     JsonOpt,
@@ -28,6 +30,9 @@ from gaf.ledger import ingest as ingest_records
 from gaf.ledger import resolve_key
 from gaf.records import Claim, Projection
 from gaf.types import to_instant
+
+# boilerplate: each command declares its own options in its signature (typer reads them from there), so the
+# --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
 
 reopen_app = typer.Typer(help="Reopen decisions after new evidence, an invalidated source, a policy change or an appeal.", no_args_is_help=True)
 app.add_typer(reopen_app, name="reopen")
