@@ -1,0 +1,232 @@
+"""The machinery every record kind shares: content ids, the size limit, the graph declarations.
+
+Every record is a frozen pydantic model. Its id is ``kind:`` plus the sha256 of the
+RFC 8785 canonical JSON of its identity fields, computed once when the record is
+built; a record whose stated id differs from its content is refused. Nothing here
+imports anything of gaf but the value types: records are the bottom of the tree.
+
+A record also says how it sits in the graph: which of its fields point at other
+records (``REFS``, each becoming a relationship), which records it implies (a claim
+implies the propositions it states), and which scalar fields are copied onto the
+node as properties for Cypher to filter on. The stores read these declarations;
+they never learn a record kind by name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import types
+import typing
+from datetime import datetime
+from typing import Annotated, Any, ClassVar, Literal, Self
+
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
+
+from gaf.canonical import canonical_json, digest, kind_of
+from gaf.errors import IdMismatch, InvalidRecord, PayloadTooLarge
+from gaf.types import Value
+
+#: Default largest canonical record, in bytes (override with GAF_MAX_RECORD_BYTES).
+DEFAULT_MAX_RECORD_BYTES = 1 << 20
+
+#: Node properties every record has; no record field may take these names.
+RESERVED_PROPERTIES = frozenset({"id", "kind", "body", "written_at"})
+
+
+def max_record_bytes() -> int:
+    """The configured size limit of one record's canonical JSON."""
+    return byte_limit("GAF_MAX_RECORD_BYTES", DEFAULT_MAX_RECORD_BYTES)
+
+
+def byte_limit(variable: str, default: int) -> int:
+    """A size limit in bytes from the environment variable, else the default."""
+    raw = os.environ.get(variable)
+    if raw is None:
+        return default
+    try:
+        limit = int(raw)
+    except ValueError:
+        raise InvalidRecord(f"{variable} must be an integer, got {raw!r}") from None
+    if limit <= 0:
+        raise InvalidRecord(f"{variable} must be positive, got {limit}")
+    return limit
+
+
+_SHARED: dict[tuple[type, str], Any] = {}
+_SHARED_MAX = 50_000
+
+
+def _shared_key(value: Any) -> Any:
+    """How a nested model appears in a ``Record.shared`` key: tagged, so no string equals it."""
+    if isinstance(value, BaseModel):
+        return {"$model": type(value).__qualname__, **value.model_dump(mode="json")}
+    raise TypeError(f"no shared key for {type(value).__name__}")
+
+
+class Record(Value):
+    """Base of every stored record: frozen, content-addressed, append-only.
+
+    Subclasses declare ``kind`` as a Literal field, the Neo4j label, the fields
+    that are not part of identity, and the fields that reference other records.
+    A kind is read, stored and listed in the schema once it is named in
+    ``RECORD_TYPES`` (gaf/records/registry.py).
+    """
+
+    id: str = Field(default="", description="kind:sha256 of the canonical identity fields; computed, checked if given")
+
+    KIND: ClassVar[str]
+    LABEL: ClassVar[str]
+    #: Fields kept in the record but left out of its id (e.g. transaction time).
+    NON_IDENTITY: ClassVar[frozenset[str]] = frozenset()
+    #: field name -> (relationship type, kinds the field may reference)
+    REFS: ClassVar[dict[str, tuple[str, tuple[str, ...]]]] = {}
+    #: relationships to implied records: type -> kinds they reach
+    IMPLIED_RELS: ClassVar[dict[str, tuple[str, ...]]] = {}
+    #: the field holding the record's own transaction time, if it has one
+    TIME_FIELD: ClassVar[str | None] = None
+    #: scalar fields copied onto the node, name -> column type (derived)
+    COLUMNS: ClassVar[dict[str, str]] = {}
+
+    _body: bytes = PrivateAttr(default=b"")
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        kind_field = cls.model_fields.get("kind")
+        if kind_field is None or "LABEL" not in cls.__dict__:
+            return  # an abstract intermediate class
+        cls.KIND = kind_field.default
+        clash = RESERVED_PROPERTIES & (set(cls.model_fields) - {"id", "kind"})
+        if clash:
+            raise TypeError(f"{cls.__name__} uses reserved property names {sorted(clash)}")
+        cls.COLUMNS = {
+            name: column
+            for name, field in cls.model_fields.items()
+            if name not in RESERVED_PROPERTIES and (column := _column_type(field.annotation))
+        }
+
+    @classmethod
+    def shared(cls, **fields: Any) -> Self:
+        """The record with these fields, built once per process and then shared.
+
+        Records are immutable, so a projection re-run many times over nearly the same
+        claims (what-if, sway) can reuse the propositions, evaluations and facts it built
+        before instead of validating and hashing them again. Keyed by the fields as
+        given (nested models by their JSON, tagged); the cache is dropped whole when it
+        grows past ``_SHARED_MAX`` entries, so "once" is per cache generation."""
+        try:
+            key = (cls, json.dumps(fields, sort_keys=True, default=_shared_key))
+        except TypeError:
+            return cls(**fields)  # a field the key cannot spell out: build it afresh
+        hit = _SHARED.get(key)
+        if hit is None:
+            if len(_SHARED) >= _SHARED_MAX:
+                _SHARED.clear()
+            hit = _SHARED[key] = cls(**fields)
+        return hit
+
+    @model_validator(mode="after")
+    def _identify(self) -> Record:
+        body = {"kind": self.KIND, **self.model_dump(mode="json", exclude={"id", "kind"}, exclude_defaults=True)}
+        self._check_refs()
+        self._body = canonical_json(body)
+        limit = max_record_bytes()
+        if len(self._body) > limit:
+            raise PayloadTooLarge(
+                f"{self.KIND} record is {len(self._body)} bytes, over the limit of {limit}",
+                hint="split the payload, or raise GAF_MAX_RECORD_BYTES",
+            )
+        identity = self._body
+        if self.NON_IDENTITY:
+            identity = canonical_json({k: v for k, v in body.items() if k not in self.NON_IDENTITY})
+        expected = f"{self.KIND}:{digest(identity)}"
+        if self.id and self.id != expected:
+            raise IdMismatch(
+                f"stated id {self.id} does not match the content, whose id is {expected}",
+                hint="the record was altered after its id was computed, or the id was copied from another record",
+            )
+        object.__setattr__(self, "id", expected)
+        return self
+
+    def _check_refs(self) -> None:
+        for name, (_, kinds) in self.REFS.items():
+            for ref in _as_list(getattr(self, name)):
+                if kind_of(ref) not in kinds:
+                    raise ValueError(f"{name} must reference a {' or '.join(kinds)}, got {ref}")
+
+    @property
+    def body(self) -> bytes:
+        """The canonical JSON of the whole record (what the store keeps)."""
+        return self._body
+
+    def props(self) -> dict[str, Any]:
+        """The scalar fields copied onto the graph node, in their JSON spelling."""
+        dumped = self.model_dump(mode="json", include=set(self.COLUMNS))
+        return {name: dumped.get(name) for name in self.COLUMNS}
+
+    def edges(self) -> list[tuple[str, str]]:
+        """(relationship type, target id) for every record this one points at, sorted."""
+        out = {(rel, ref) for name, (rel, _) in self.REFS.items() for ref in _as_list(getattr(self, name))}
+        out.update(self.extra_edges())
+        return sorted(out)
+
+    def extra_edges(self) -> list[tuple[str, str]]:
+        """Edges to implied records, for kinds that imply some."""
+        return []
+
+    def implied(self) -> list[Record]:
+        """Records that exist because this one does (written in the same transaction)."""
+        return []
+
+    def time(self) -> datetime | None:
+        """When the record entered the system by its own account (e.g. a claim's recorded_at)."""
+        return getattr(self, self.TIME_FIELD) if self.TIME_FIELD else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as a JSON object, with its kind and id."""
+        return {"kind": self.KIND, "id": self.id, **self.model_dump(mode="json", exclude={"id", "kind"}, exclude_none=True)}
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return list(value)
+
+
+def _column_type(annotation: Any) -> str | None:
+    """The store column type of a field, or None when it lives only in the body."""
+    annotation = _unwrap(annotation)
+    origin = typing.get_origin(annotation)
+    if origin is list:
+        (item,) = typing.get_args(annotation)
+        return "STRING[]" if _column_type(item) == "STRING" else None
+    if origin is Literal:
+        return "STRING" if all(isinstance(a, str) for a in typing.get_args(annotation)) else None
+    if isinstance(annotation, type):
+        if issubclass(annotation, bool):
+            return "BOOLEAN"
+        if issubclass(annotation, (str, datetime)):
+            return "STRING"
+        if issubclass(annotation, int):
+            return "INT64"
+        if issubclass(annotation, float):
+            return "DOUBLE"
+    return None
+
+
+def _unwrap(annotation: Any) -> Any:
+    """Strip Annotated and a single Optional from an annotation."""
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType):
+            args = [a for a in typing.get_args(annotation) if a is not type(None)]
+            if len(args) != 1:
+                return None
+            annotation = args[0]
+        else:
+            return annotation

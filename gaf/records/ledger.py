@@ -1,0 +1,219 @@
+"""The ledger's records: who speaks, where fragments come from, and what they state.
+
+Agents and sources, the invalidation of a source, claims and the propositions they
+state, and the declarations that a source is complete for a scope, with the subject
+patterns (exact, prefix*, *) those scopes and grants are written in.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
+
+from pydantic import Field, model_validator
+
+from gaf.records.base import Record
+from gaf.types import Instant, Interval, Key, Ref, Scalar, Text, Value
+
+# --------------------------------------------------------------------------- sources and agents
+
+
+class AgentType(StrEnum):
+    person = "person"
+    organisation = "organisation"
+    software = "software"
+
+
+class Agent(Record):
+    """Someone or something that observes, issues, reviews, authorises or computes.
+
+    The same notion as a PROV agent. ``key`` is a short handle people write in
+    files instead of the id; ``acts_for`` records delegation (prov:actedOnBehalfOf).
+    """
+
+    kind: Literal["agent"] = "agent"
+    LABEL: ClassVar[str] = "Agent"
+    REFS: ClassVar = {"acts_for": ("ACTS_FOR", ("agent",))}
+
+    key: Key
+    name: Text
+    agent_type: AgentType
+    roles: list[Key] = []
+    acts_for: Ref | None = None
+
+
+class Source(Record):
+    """Where fragments come from: a bank's finalised ledger, a tenant's messages."""
+
+    kind: Literal["source"] = "source"
+    LABEL: ClassVar[str] = "Source"
+    REFS: ClassVar = {"operator": ("OPERATED_BY", ("agent",))}
+
+    key: Key
+    name: Text
+    description: Text = ""
+    operator: Ref | None = None
+
+
+class SourceInvalidation(Record):
+    """A source declared unreliable from some time on: a record, never a deletion."""
+
+    kind: Literal["invalidation"] = "invalidation"
+    LABEL: ClassVar[str] = "SourceInvalidation"
+    TIME_FIELD: ClassVar = "recorded_at"
+    REFS: ClassVar = {"source": ("INVALIDATES", ("source",)), "by": ("DECLARED_BY", ("agent",))}
+
+    source: Ref
+    by: Ref
+    reason: Text
+    invalid_from: Instant
+    recorded_at: Instant
+
+
+# --------------------------------------------------------------------------- claims and propositions
+
+
+class Transformation(StrEnum):
+    """How a fragment became a claim; each path has its own ways of failing."""
+
+    api_export = "api_export"
+    document = "document"
+    ocr = "ocr"
+    human_entry = "human_entry"
+    llm_extraction = "llm_extraction"
+    message = "message"
+    other = "other"
+
+
+class Polarity(StrEnum):
+    affirmed = "affirmed"
+    denied = "denied"
+
+
+class Proposition(Record):
+    """The smallest statement that is evaluated: subject, predicate, object, interval."""
+
+    kind: Literal["proposition"] = "proposition"
+    LABEL: ClassVar[str] = "Proposition"
+
+    subject: Key
+    predicate: Key
+    object: Key | None = None
+    value: Scalar | None = None
+    valid: Interval | None = None
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Proposition:
+        return _object_or_value(self)
+
+
+class Statement(Value):
+    """One thing a claim says: a proposition, affirmed or explicitly denied."""
+
+    subject: Key
+    predicate: Key
+    object: Key | None = None
+    value: Scalar | None = None
+    valid: Interval | None = None
+    polarity: Polarity = Polarity.affirmed
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Statement:
+        return _object_or_value(self)
+
+    def proposition(self) -> Proposition:
+        return Proposition(subject=self.subject, predicate=self.predicate, object=self.object, value=self.value, valid=self.valid)
+
+
+_Target = TypeVar("_Target", Proposition, Statement)
+
+
+def _object_or_value(s: _Target) -> _Target:
+    """Refuse a proposition with both an object and a value.
+
+    Rules match an atom's second argument against the object, or the value when
+    there is no object, so with both the value would be recorded and never read.
+    """
+    if s.object is not None and s.value is not None:
+        raise ValueError(
+            f"{s.predicate}({s.subject}) has both an object ({s.object!r}) and a value ({s.value!r}): keep object "
+            "if it names another thing (an account, a rent), or value if it is a literal (an amount, a date, a flag), "
+            "and drop the other"
+        )
+    return s
+
+
+class Claim(Record):
+    """What an observer stated or recorded: who said what, when, how, in what scope.
+
+    ``recorded_at`` (transaction time) is kept but is not part of identity: the
+    same fragment ingested twice is one claim.
+    """
+
+    kind: Literal["claim"] = "claim"
+    LABEL: ClassVar[str] = "Claim"
+    TIME_FIELD: ClassVar = "recorded_at"
+    NON_IDENTITY: ClassVar = frozenset({"recorded_at"})
+    REFS: ClassVar = {"source": ("FROM_SOURCE", ("source",)), "observer": ("OBSERVED_BY", ("agent",))}
+    IMPLIED_RELS: ClassVar = {"ASSERTS": ("proposition",), "DENIES": ("proposition",)}
+
+    source: Ref
+    observer: Ref
+    observed_at: Instant
+    recorded_at: Instant
+    transformation: Transformation
+    scope: Text = ""
+    statements: list[Statement] = Field(min_length=1, max_length=10_000)
+    payload_digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
+    failure_modes: list[Key] = []
+
+    def implied(self) -> list[Record]:
+        return [s.proposition() for s in self.statements]
+
+    def extra_edges(self) -> list[tuple[str, str]]:
+        rel = {Polarity.affirmed: "ASSERTS", Polarity.denied: "DENIES"}
+        return [(rel[s.polarity], s.proposition().id) for s in self.statements]
+
+
+# --------------------------------------------------------------------------- completeness and subject patterns
+
+class CompletenessDeclaration(Record):
+    """Source S is complete for subject pattern X, predicate P, interval T, as of C.
+
+    Only inside such a scope may "no claim found" count as false; everywhere else
+    absence is unknown (Reiter's closed world, scoped). A pattern is an exact
+    value, a prefix ending in ``*``, or ``*`` alone; ``object`` narrows the scope
+    to statements about one object (e.g. credits to one account).
+    """
+
+    kind: Literal["completeness"] = "completeness"
+    LABEL: ClassVar[str] = "Completeness"
+    REFS: ClassVar = {"source": ("COMPLETE_SOURCE", ("source",))}
+
+    source: Ref
+    subject: Key = "*"
+    predicate: Key
+    object: Key = "*"
+    valid: Interval
+    as_of: Instant
+
+    def covers(self, predicate: str, subject: Any, obj: Any) -> bool:
+        """Whether a pattern (None: any value) falls inside this declaration's scope."""
+        return (
+            predicate == self.predicate
+            and _pattern_covers(self.subject, subject)
+            and _pattern_covers(self.object, obj)
+        )
+
+
+def _pattern_covers(pattern: str, value: Any) -> bool:
+    if pattern == "*":
+        return True
+    if value is None or not isinstance(value, str):
+        return False
+    return value.startswith(pattern[:-1]) if pattern.endswith("*") else value == pattern
+
+
+def matches_pattern(pattern: str, value: str) -> bool:
+    """Whether a subject matches an exact, prefix* or * pattern."""
+    return _pattern_covers(pattern, value)

@@ -1,0 +1,53 @@
+"""The reopen records: what triggers a reopen, the reopen itself, and a party's appeal."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import ClassVar, Literal
+
+from gaf.records.base import Record
+from gaf.types import Instant, Ref, Text
+
+
+class Trigger(StrEnum):
+    new_claim = "new_claim"
+    source_invalidated = "source_invalidated"
+    policy_change = "policy_change"
+    appeal = "appeal"
+    defect = "defect"
+
+
+class Reopen(Record):
+    """The trigger, the impact set found, and the closures that supersede."""
+
+    kind: Literal["reopen"] = "reopen"
+    LABEL: ClassVar[str] = "Reopen"
+    TIME_FIELD: ClassVar = "at"
+    NON_IDENTITY: ClassVar = frozenset({"at"})
+    REFS: ClassVar = {
+        "cause": ("TRIGGERED_BY", tuple(sorted({"claim", "invalidation", "policy", "projection", "rules", "appeal"}))),
+        "reopened": ("REOPENS", ("closure",)),
+        "superseding": ("PRODUCED", ("closure",)),
+    }
+
+    trigger: Trigger
+    cause: Ref | None = None
+    reason: Text = ""
+    impact: list[Ref] = []
+    reopened: list[Ref] = []
+    superseding: list[Ref] = []
+    at: Instant
+
+
+class Appeal(Record):
+    """A party's contest of a closure: a reopen trigger like any other."""
+
+    kind: Literal["appeal"] = "appeal"
+    LABEL: ClassVar[str] = "Appeal"
+    TIME_FIELD: ClassVar = "filed_at"
+    REFS: ClassVar = {"closure": ("APPEALS", ("closure",)), "by": ("APPEALED_BY", ("agent",))}
+
+    closure: Ref
+    by: Ref
+    grounds: Text
+    filed_at: Instant
