@@ -85,6 +85,17 @@ def kind_of(record_id: str) -> str:
     return match.group(1)
 
 
+def kind_prefix(record_id: str) -> str:
+    """The kind prefix of an id known to be one (read back from the store): no check, no regex."""
+    return record_id.partition(":")[0]
+
+
+def short_id(record_id: str, digits: int = 12) -> str:
+    """An id as people read it in a table: its kind and first hex digits, ``kind:3f2a9c01be44…``."""
+    kind, _, digest = record_id.partition(":")
+    return f"{kind}:{digest[:digits]}…"
+
+
 class InvalidRecordId(InvalidRecord):
     """A string used as an id that is not ``kind:<64 hex digits>``."""
 

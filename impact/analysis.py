@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from gaf.actions import status_order
-from gaf.canonical import kind_of
+from gaf.canonical import kind_of, kind_prefix
 from gaf.errors import InvalidRecord, UnknownReference
 from gaf.records import ActionStatus, Claim, Record
 from gaf.store import GafStore, Snapshot
@@ -239,21 +239,21 @@ def _walk(
         expanded = _expand_at_once(q, triggers, limits)
     if expanded is None:
         if required is not None and not q.has(required):
-            raise UnknownReference(f"no {_kind(required)} {required} in {q.location}")
+            raise UnknownReference(f"no {kind_prefix(required)} {required} in {q.location}")
         expanded = _expand_by_level(q, triggers, as_of, limits, progress)
         expanded.found = {required} if required is not None else set()
     elif progress:
         progress(len(expanded.parent), expanded.depth)
     if required is not None and required not in expanded.found:
-        raise UnknownReference(f"no {_kind(required)} {required} in {q.location}")
+        raise UnknownReference(f"no {kind_prefix(required)} {required} in {q.location}")
     parent, reason, edges, cut = expanded.parent, expanded.reason, expanded.edges, expanded.cut
     if expanded.siblings is None:
-        expanded.siblings = q.fact_siblings([r for r in parent if _kind(r) == "fact"], as_of)
+        expanded.siblings = q.fact_siblings([r for r in parent if kind_prefix(r) == "fact"], as_of)
     statuses = _statuses(parent, edges, triggers, expanded.siblings)
     affected = [
-        Affected(rid, _kind(rid), reason[rid], statuses[rid], _path(parent, rid))
-        for rid in sorted(parent, key=lambda r: (_RANK.get(_kind(r), -1), r))
-        if rid not in triggers and _kind(rid) in _RANK
+        Affected(rid, kind_prefix(rid), reason[rid], statuses[rid], _path(parent, rid))
+        for rid in sorted(parent, key=lambda r: (_RANK.get(kind_prefix(r), -1), r))
+        if rid not in triggers and kind_prefix(rid) in _RANK
     ]
     report = ImpactReport(trigger=trigger, affected=affected, complete=not cut, cut=cut, as_of=stamp,
                           edges=sorted(set(edges)))  # fmt: skip
@@ -262,12 +262,6 @@ def _walk(
 
 
 _RANK = {kind: rank for rank, kind in enumerate(REPORTED)}
-
-
-def _kind(rid: str) -> str:
-    # Trigger ids are checked by kind_of when the walk starts; the rest are read back from
-    # the store: no regex needed.
-    return rid[: rid.index(":")]
 
 
 def _path(parent: dict[str, str | None], rid: str) -> list[str]:
@@ -300,7 +294,7 @@ def _statuses(
             if rid in triggers or status[rid] == "invalidated":
                 continue
             worst = any(status.get(d) == "invalidated" for d in deps[rid])
-            if worst and _kind(rid) == "fact":
+            if worst and kind_prefix(rid) == "fact":
                 worst = not any(status.get(j) != "invalidated" for j in siblings.get(rid, ()))
             if worst:
                 status[rid] = "invalidated"

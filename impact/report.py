@@ -12,7 +12,7 @@ import html
 import json
 from typing import Any
 
-from gaf.canonical import kind_of
+from gaf.canonical import kind_of, short_id
 from impact.analysis import ImpactReport
 
 COLUMNS = ("policy", "projection", "rules", "source", "completeness", "proposition", "claim", "evaluation", "fact",
@@ -43,7 +43,7 @@ def to_markdown(report: ImpactReport) -> str:
         lines += [f"- `{a}`" for a in report.to_compensate]
     lines += ["", "## Affected records", "", "| record | status | reason | path from the trigger |", "|---|---|---|---|"]
     for a in report.affected:
-        path = " → ".join(f"`{_short(p)}`" for p in a.path)
+        path = " → ".join(f"`{short_id(p)}`" for p in a.path)
         lines.append(f"| `{a.id}` | {a.status} | {a.reason} | {path} |")
     return "\n".join(lines) + "\n"
 
@@ -63,7 +63,7 @@ def to_html(report: ImpactReport) -> str:
     body += [
         "<h2>Affected records</h2>",
         _table(["record", "status", "reason", "path from the trigger"],
-               [[a.id, a.status, a.reason, " → ".join(_short(p) for p in a.path)] for a in report.affected]),  # fmt: skip
+               [[a.id, a.status, a.reason, " → ".join(short_id(p) for p in a.path)] for a in report.affected]),  # fmt: skip
         # The machine-readable report rides along; "</" is escaped so it cannot close the script.
         '<script type="application/json" id="impact">' + _script_safe(report.to_dict()) + "</script>",
     ]
@@ -128,11 +128,6 @@ def _trigger_ids(report: ImpactReport) -> set[str]:
 def _column(rid: str) -> int:
     kind = kind_of(rid)
     return COLUMNS.index(kind) if kind in COLUMNS else len(COLUMNS)
-
-
-def _short(rid: str) -> str:
-    kind, _, digest = rid.partition(":")
-    return f"{kind}:{digest[:10]}"
 
 
 def _table(head: list[str], rows: list[list[Any]]) -> str:

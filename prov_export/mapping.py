@@ -24,6 +24,7 @@ from rdflib import BNode, Literal, Namespace, URIRef
 from rdflib.namespace import RDF, RDFS, XSD
 
 from gaf import records as r
+from gaf.canonical import kind_prefix
 from gaf.types import format_instant
 
 PROV = Namespace("http://www.w3.org/ns/prov#")
@@ -56,7 +57,7 @@ class Mapper:
             yield s, RDF.type, GAF.PolicyRecord
             for name, (_, kinds) in record.REFS.items():
                 for ref in _refs(getattr(record, name)):
-                    if _kind(ref) == "agent":
+                    if kind_prefix(ref) == "agent":
                         yield s, PROV.wasAttributedTo, self.iri(ref)
             if (at := record.time()) is not None:
                 yield s, PROV.generatedAtTime, _time(at)
@@ -141,7 +142,7 @@ class Mapper:
         yield s, GAF.concludes, self.iri(d.conclusion)
         yield s, RDFS.label, Literal(d.rule)
         for premise in d.premises:
-            if _kind(premise) == "evaluation":
+            if kind_prefix(premise) == "evaluation":
                 yield s, PROV.wasInformedBy, self.iri(premise)  # an explicit rejection it relied on
             else:
                 yield from self._used(s, self.iri(premise), GAF.premise)
@@ -321,10 +322,6 @@ def _refs(value: Any) -> list[str]:
     if value is None:
         return []
     return [value] if isinstance(value, str) else list(value)
-
-
-def _kind(record_id: str) -> str:
-    return record_id.split(":", 1)[0]
 
 
 def _tail(iri: Any) -> str:

@@ -9,7 +9,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, out, progress_bar, rows_table, short_id
+from gaf.canonical import short_id
+from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, out, progress_bar, rows_table
 from gaf.errors import GafError, InvalidRecord
 
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the

@@ -11,6 +11,7 @@ from rich.table import Table
 from gaf import closure, lifecycle, policies, projection
 
 # boilerplate: the names this command group takes from gaf/cli/common.py, one per line
+from gaf.canonical import short_id
 from gaf.cli.common import (
     JsonOpt,
     StoreOpt,
@@ -20,7 +21,6 @@ from gaf.cli.common import (
     open_store,
     out,
     parse_time,
-    short_id,
     signing_key,
     statement_text,
     warn_ignored,

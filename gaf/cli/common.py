@@ -22,6 +22,7 @@ from rich.progress import (
 from rich.table import Table
 
 from gaf import __version__, signing
+from gaf.canonical import short_id
 from gaf.errors import GafError, InvalidRecord
 from gaf.records import IgnoredDeclaration, Record
 from gaf.settings import Settings
@@ -190,11 +191,6 @@ def statement_text(s: Any) -> str:
     target = s.object if s.object is not None else json.dumps(s.value, ensure_ascii=False) if s.value is not None else None
     neg = "NOT " if getattr(s, "polarity", "affirmed") == "denied" else ""
     return f"{neg}{s.predicate}({s.subject}{'' if target is None else ', ' + target})"
-
-
-def short_id(record_id: str) -> str:
-    kind, _, digest = record_id.partition(":")
-    return f"{kind}:{digest[:12]}…"
 
 
 def warn_ignored(ignored: Sequence[IgnoredDeclaration]) -> None:

@@ -12,7 +12,8 @@ from rich.table import Table
 
 import impact
 from gaf import policies
-from gaf.cli.common import AsOfOpt, JsonOpt, StoreOpt, app, command, emit, open_store, out, progress_bar, short_id
+from gaf.canonical import short_id
+from gaf.cli.common import AsOfOpt, JsonOpt, StoreOpt, app, command, emit, open_store, out, progress_bar
 from gaf.errors import GafError
 from gaf.ledger import resolve_key
 from gaf.records import Projection, VerdictRules

@@ -8,7 +8,8 @@ from typing import Annotated, Optional
 import typer
 
 from gaf import lifecycle, policies
-from gaf.cli.common import JsonOpt, StoreOpt, command, emit, open_store, out, parse_time, rows_table, short_id, utc_now
+from gaf.canonical import short_id
+from gaf.cli.common import JsonOpt, StoreOpt, command, emit, open_store, out, parse_time, rows_table, utc_now
 from gaf.cli.policy import policy_app
 from gaf.errors import GafError
 from gaf.ledger import resolve_key

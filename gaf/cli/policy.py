@@ -10,7 +10,8 @@ import typer
 from rich.table import Table
 
 from gaf import policies, projection
-from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, out, rows_table, short_id, warn_ignored
+from gaf.canonical import short_id
+from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, out, rows_table, warn_ignored
 from gaf.records import Projection, VerdictRules
 from gaf.store import GafStore
 

@@ -11,6 +11,7 @@ from gaf import policies
 from gaf import reopen as reopening
 
 # boilerplate: the names this command group takes from gaf/cli/common.py, one per line
+from gaf.canonical import short_id
 from gaf.cli.common import (
     AsOfOpt,
     JsonOpt,
@@ -22,7 +23,6 @@ from gaf.cli.common import (
     open_store,
     out,
     parse_time,
-    short_id,
     signing_key,
     utc_now,
 )
