@@ -11,6 +11,9 @@ from gaf.records.base import Record
 from gaf.records.ledger import _pattern_covers
 from gaf.types import Instant, Interval, Key, Ref, Text
 
+# boilerplate: every record kind below declares the same things in the same order (kind, LABEL, TIME_FIELD,
+# REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design.
+
 
 class Grant(Record):
     """Agent X may authorise actions of kind K for subjects S, up to an amount and a frequency.

@@ -18,6 +18,10 @@ from gaf.types import Instant, Interval, Key, Ref, Scalar, Text, Value
 # --------------------------------------------------------------------------- sources and agents
 
 
+# boilerplate: every record kind below declares the same things in the same order (kind, LABEL, TIME_FIELD,
+# REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design.
+
+
 class AgentType(StrEnum):
     person = "person"
     organisation = "organisation"

@@ -10,6 +10,9 @@ from gaf.records.base import Record
 from gaf.records.projection import Scope
 from gaf.types import Instant, Key, Ref, Text
 
+# boilerplate: every record kind below declares the same things in the same order (kind, LABEL, TIME_FIELD,
+# REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design.
+
 
 class CaseDecision(Record):
     """A human decision on one case: not a precedent."""

@@ -17,6 +17,9 @@ from gaf.records.ledger import CompletenessDeclaration
 from gaf.rules import DerivationRule
 from gaf.types import Instant, Interval, Key, Ref, Scalar, Text, Value
 
+# boilerplate: every record kind below declares the same things in the same order (kind, LABEL, TIME_FIELD,
+# REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design.
+
 
 class AbsenceMeaning(StrEnum):
     """What "no claim found" means for a predicate inside a declared complete scope."""

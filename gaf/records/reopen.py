@@ -8,6 +8,9 @@ from typing import ClassVar, Literal
 from gaf.records.base import Record
 from gaf.types import Instant, Ref, Text
 
+# boilerplate: every record kind below declares the same things in the same order (kind, LABEL, TIME_FIELD,
+# REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design.
+
 
 class Trigger(StrEnum):
     new_claim = "new_claim"

@@ -16,6 +16,9 @@ from gaf.records.base import Record
 from gaf.rules import ClauseField, Not, RuleRef
 from gaf.types import Instant, Interval, Key, Ref, Scalar, Text, Value
 
+# boilerplate: every record kind below declares the same things in the same order (kind, LABEL, TIME_FIELD,
+# REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design.
+
 
 class Role(StrEnum):
     warrant = "warrant"
