@@ -1,0 +1,59 @@
+"""Projection: from open claims to the premises of one decision.
+
+Building the premises of a decision is a declared procedure, distinct from
+judging them. A projection policy (a ``Projection`` record) says which sources
+may establish which predicates, how conflicts are settled, where the absence of a
+claim counts as false, and which derivation rules apply. ``evaluate`` applies it
+to the claims in the question's cone and returns evaluations and candidate facts,
+each with its evidence; it writes nothing. ``accept`` writes what a reviewer
+accepted, with a decision-log entry, in one transaction; ``project`` does both
+under a review policy and returns the GAF snapshot.
+
+The package holds one concept a module, in the order a projection runs:
+``cone`` (which claims a policy reads), ``weighing`` (what the admitted claims
+about each proposition come to), ``facts`` (the fact base derivation rules read),
+``candidates`` (``evaluate``: the facts the policy would admit) and ``acceptance``
+(``accept`` and ``project``: what is written, and under whose decision).
+"""
+
+from __future__ import annotations
+
+from gaf.projection.acceptance import AcceptReport, Projected, ReviewPolicy, accept, project
+from gaf.projection.candidates import Candidate, Evaluated, evaluate, evaluate_over
+from gaf.projection.cone import cone_claims, cone_predicates, established_predicates, in_cone, invalidations
+from gaf.projection.facts import TRUTH_OF, PolicyFacts, bind_head, evaluated_entries, ground_of, proposition_of
+from gaf.projection.weighing import closed_scopes, declaration_problems, evaluate_claims
+
+#: What this package computes, named in every closure it makes. Bumped whenever the
+#: same claims and policy can give another GAF, so replaying an older closure names
+#: the implementation layer instead of failing somewhere obscure.
+#: 2: a claim the policy does not admit as evidence is excluded (an Exclusion record),
+#:    not evaluated: it no longer leaves its proposition "unknown" in the GAF.
+IMPLEMENTATION = "gaf-projection/2"
+
+__all__ = [
+    "IMPLEMENTATION",
+    "TRUTH_OF",
+    "AcceptReport",
+    "Candidate",
+    "Evaluated",
+    "PolicyFacts",
+    "Projected",
+    "ReviewPolicy",
+    "accept",
+    "bind_head",
+    "closed_scopes",
+    "cone_claims",
+    "cone_predicates",
+    "declaration_problems",
+    "established_predicates",
+    "evaluate",
+    "evaluate_claims",
+    "evaluate_over",
+    "evaluated_entries",
+    "ground_of",
+    "in_cone",
+    "invalidations",
+    "project",
+    "proposition_of",
+]

@@ -1,0 +1,113 @@
+"""The fact base rules read: evaluated propositions as ground atoms, with closed scopes.
+
+Derivation rules read facts, not records: each evaluated proposition is a ground
+atom that is true, false or unknown, with its evaluation as evidence. Whether an
+absent atom is false or unknown is the policy's to say, through its closed scopes
+and the predicates its own rules derive.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from gaf.derive import Entry, Ground, Truth, holds
+from gaf.projection.weighing import closed_scopes
+from gaf.records import Evaluation, Outcome, Projection, Proposition
+from gaf.rules import Atom
+
+
+class PolicyFacts:
+    """Facts as rules read them, with the policy's closed scopes.
+
+    Absence inside a declared complete scope (by a source trusted for the
+    predicate, declared by ``as_of``, covering the question's period, for a
+    predicate whose absence means false) is false; a predicate the policy's rules
+    derive is closed by those rules; everything else absent is unknown.
+    """
+
+    def __init__(self, policy: Projection, entries: Iterable[Entry], as_of: datetime):
+        self.by_pred: dict[str, list[Entry]] = defaultdict(list)
+        for e in entries:
+            self.by_pred[e.ground[0]].append(e)
+        self.derived = {r.head.predicate for r in policy.derivation_rules}
+        self._rules = sorted(policy.derivation_rules, key=lambda r: r.ref)
+        self.by_ref = {r.ref: r for r in self._rules}
+        self._asking: set[Ground] = set()
+        self.declarations, self.ignored = closed_scopes(policy, as_of)
+
+    def match(self, predicate: str, subject: Any, obj: Any) -> list[Entry]:
+        return [
+            e for e in self.by_pred.get(predicate, [])
+            if (subject is None or e.ground[1] == subject) and (obj is None or e.ground[2] == obj)
+        ]  # fmt: skip
+
+    def closed(self, predicate: str, subject: Any, obj: Any) -> str | None:
+        if predicate in self.derived:
+            # Closed by the rules — unless, asked about one subject, some body of a rule
+            # for it might still hold there: premises absent outside a closed scope bind
+            # nothing bottom-up, yet leave the conclusion open (unknown), not false.
+            return None if subject is not None and self._may_derive(predicate, subject, obj) else ""
+        for d in self.declarations:
+            if d.covers(predicate, subject, obj):
+                return d.id
+        return None
+
+    def _may_derive(self, predicate: str, subject: Any, obj: Any) -> bool:
+        """Whether some body of a rule for predicate(subject, obj) is not false, top-down."""
+        ground = (predicate, subject, obj)
+        if ground in self._asking:
+            return False  # a recursive rule asking for itself: that way derives nothing
+        self._asking.add(ground)
+        try:
+            for rule in self._rules:
+                binding = bind_head(rule.head, predicate, subject, obj)
+                if binding is None:
+                    continue
+                for body in rule.bodies:
+                    if holds(body.when, self, binding, self.by_ref)[0] != Truth.FALSE:
+                        return True
+            return False
+        finally:
+            self._asking.discard(ground)
+
+
+def bind_head(head: Atom, predicate: str, subject: Any, obj: Any) -> dict[str, Any] | None:
+    """Bindings making a rule head name predicate(subject, obj), or None if it cannot."""
+    if head.predicate != predicate:
+        return None
+    binding: dict[str, Any] = {}
+    for term, value in ((head.subject, subject), (head.object, obj)):
+        if value is None or term is None:
+            continue
+        if isinstance(term, str) and term.startswith("?"):
+            if binding.setdefault(term, value) != value:
+                return None
+        elif term != value:
+            return None
+    return binding
+
+
+TRUTH_OF = {Outcome.accepted: Truth.TRUE, Outcome.rejected: Truth.FALSE, Outcome.unknown: Truth.UNKNOWN}
+
+
+def evaluated_entries(evaluations: Iterable[Evaluation], props: dict[str, Proposition]) -> list[Entry]:
+    """Each evaluated proposition as a fact-base entry, with its evaluation as evidence."""
+    return [Entry(ground_of(props[ev.proposition]), TRUTH_OF[ev.outcome], ev.id) for ev in evaluations]
+
+
+def ground_of(p: Proposition) -> Ground:
+    """The ground atom a proposition states."""
+    return (p.predicate, p.subject, p.object if p.object is not None else p.value)
+
+
+def proposition_of(ground: Ground) -> Proposition:
+    """The proposition a ground atom stands for."""
+    predicate, subject, target = ground
+    if target is None:
+        return Proposition.shared(subject=subject, predicate=predicate)
+    if isinstance(target, str):
+        return Proposition.shared(subject=subject, predicate=predicate, object=target)
+    return Proposition.shared(subject=subject, predicate=predicate, value=target)

@@ -1,0 +1,162 @@
+"""Weighing: what the admitted claims about each proposition come to under a policy.
+
+A claim counts as evidence for a proposition only when the policy admits it (its
+source is trusted for the predicate, and no party states the conclusion); the
+admitted claims are weighed by the policy's conflict rules into accepted, rejected
+or unknown, each with its reason. The policy's completeness declarations are
+checked here too: which close a scope, and why the others do not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from typing import Any
+
+from gaf.projection.cone import cone_predicates, in_cone
+from gaf.records import (
+    AbsenceMeaning,
+    Claim,
+    CompletenessDeclaration,
+    ConflictPolicy,
+    ConflictStrategy,
+    Evaluation,
+    Exclusion,
+    IgnoredDeclaration,
+    Outcome,
+    Polarity,
+    Projection,
+    Proposition,
+)
+from gaf.types import format_instant
+
+
+def evaluate_claims(policy: Projection, claims: Iterable[Claim]) -> tuple[list[Evaluation], list[Exclusion]]:
+    """One evaluation per proposition some admitted claim states, and one exclusion per claim not admitted.
+
+    Relational: a claim is weighed per proposition, so one claim can support one
+    proposition and refute another, or be evidence for a date and not for a purpose.
+    A claim that is not admitted for a proposition (its source is not trusted for
+    the predicate, or a party states the conclusion) is kept out of the evaluation
+    altogether — out of its claims, its reason and so its id — and its proposition
+    is evaluated only if some admitted claim states it. Excluded is inert: removing
+    every excluded claim leaves every evaluation, fact and GAF hash the same.
+    """
+    predicates = cone_predicates(policy)
+    trusted = {(t.source, p) for t in policy.trust for p in t.predicates}
+    stated: dict[str, tuple[Proposition, list[tuple[Claim, Polarity]]]] = {}
+    exclusions: dict[str, Exclusion] = {}
+    for claim in sorted(claims, key=lambda c: c.id):
+        for st in claim.statements:
+            if not in_cone(policy, predicates, st.subject, st.predicate):
+                continue
+            prop = Proposition.shared(subject=st.subject, predicate=st.predicate, object=st.object, value=st.value, valid=st.valid)
+            why = _excluded_because(policy, trusted, claim, prop.predicate)
+            if why is None:
+                stated.setdefault(prop.id, (prop, []))[1].append((claim, st.polarity))
+            else:
+                ex = Exclusion.shared(claim=claim.id, proposition=prop.id, projection=policy.id, reason=why)
+                exclusions[ex.id] = ex
+    evaluations = [_evaluate(policy, prop, said) for _, (prop, said) in sorted(stated.items())]
+    return evaluations, [exclusions[k] for k in sorted(exclusions)]
+
+
+def _excluded_because(policy: Projection, trusted: set[tuple[str, str]], claim: Claim, predicate: str) -> str | None:
+    """Why a claim is not evidence for a predicate under the policy, or None if it is."""
+    if (claim.source, predicate) not in trusted:
+        return f"its source may not establish {predicate}"
+    if predicate in policy.conclusions and claim.observer in policy.parties:
+        return "a party's statement of the conclusion is not evidence of it"
+    return None
+
+
+def _evaluate(policy: Projection, prop: Proposition, said: list[tuple[Claim, Polarity]]) -> Evaluation:
+    """Weigh the admitted claims about one proposition."""
+    conflict = _conflict_for(policy, prop.predicate)
+    counted: dict[Polarity, list[Claim]] = {Polarity.affirmed: [], Polarity.denied: []}
+    for claim, polarity in said:
+        counted[polarity].append(claim)
+    outcome, reason = _weigh(policy, conflict, counted)
+    return Evaluation.shared(
+        proposition=prop.id,
+        projection=policy.id,
+        outcome=outcome,
+        reason=reason,
+        supporting=sorted(c.id for c in counted[Polarity.affirmed]),
+        refuting=sorted(c.id for c in counted[Polarity.denied]),
+    )
+
+
+def _conflict_for(policy: Projection, predicate: str) -> ConflictPolicy:
+    for rule in policy.evaluation_rules:
+        if predicate in rule.predicates:
+            return rule.conflict
+    return policy.conflict
+
+
+def _weigh(policy: Projection, conflict: ConflictPolicy, counted: dict[Polarity, list[Claim]]) -> tuple[Outcome, str]:
+    authoritative = {t.source for t in policy.trust if t.authoritative}
+    sides = {}
+    for polarity, claims in counted.items():
+        sources = {c.source for c in claims}
+        sides[polarity] = (bool(sources & authoritative), len(sources))
+    (a_auth, a_n), (d_auth, d_n) = sides[Polarity.affirmed], sides[Polarity.denied]
+    enough = conflict.corroboration
+    if a_n and not d_n:
+        if a_auth or a_n >= enough:
+            return Outcome.accepted, "established by an authoritative source" if a_auth else f"corroborated by {a_n} source(s)"
+        return Outcome.unknown, f"needs {enough} independent sources, has {a_n}"
+    if d_n and not a_n:
+        if d_auth or d_n >= enough:
+            return Outcome.rejected, "denied by an authoritative source" if d_auth else f"denied by {d_n} source(s)"
+        return Outcome.unknown, f"a denial needs {enough} independent sources, has {d_n}"
+    if conflict.strategy == ConflictStrategy.authoritative_wins and a_auth != d_auth:
+        return (Outcome.accepted, "conflict: the authoritative source affirms") if a_auth else (
+            Outcome.rejected, "conflict: the authoritative source denies")
+    if conflict.strategy == ConflictStrategy.corroboration and a_n != d_n and max(a_n, d_n) >= enough:
+        return (Outcome.accepted, f"conflict: {a_n} sources affirm, {d_n} deny") if a_n > d_n else (
+            Outcome.rejected, f"conflict: {d_n} sources deny, {a_n} affirm")
+    return Outcome.unknown, f"conflict left unresolved ({a_n} source(s) affirm, {d_n} deny)"
+
+
+def closed_scopes(policy: Projection, as_of: datetime) -> tuple[list[CompletenessDeclaration], list[IgnoredDeclaration]]:
+    """The policy's completeness declarations that close a scope as of a time, and the others with why.
+
+    A declaration closes its scope only when its source is trusted for the
+    predicate (an untrusted source's silence proves nothing), absence of the
+    predicate means false, it was declared by ``as_of``, and its interval covers
+    the question's whole period. One that fails is not dropped in silence: it is
+    returned with the reason, reported at ``policy add`` and ``project``, and
+    listed in the closure — the usual mistake is an end read as inclusive.
+    """
+    trusted = {(t.source, p) for t in policy.trust for p in t.predicates}
+    period = policy.scope.period
+    used: list[CompletenessDeclaration] = []
+    ignored: list[IgnoredDeclaration] = []
+    for d in sorted(policy.completeness, key=lambda d: d.id):
+        if (d.source, d.predicate) not in trusted:
+            why = f"its source is not trusted for {d.predicate}, so its silence proves nothing"
+        elif policy.absence.get(d.predicate, AbsenceMeaning.false) != AbsenceMeaning.false:
+            why = f"the policy says absence of {d.predicate} means unknown"
+        elif d.as_of > as_of:
+            why = f"declared as of {format_instant(d.as_of)}, after the question's as-of {format_instant(as_of)}"
+        elif period is not None and not d.valid.covers(period):
+            why = (f"covers {_interval(d.valid)}, not the whole of the question's period {_interval(period)} "
+                   "(interval ends are exclusive: to include the last day, end at the next day)")  # fmt: skip
+        else:
+            used.append(d)
+            continue
+        scope = f"{d.predicate}({d.subject}{'' if d.object == '*' else ', ' + d.object})"
+        ignored.append(IgnoredDeclaration(declaration=d.id, reason=f"{scope}: {why}"))
+    return used, ignored
+
+
+def declaration_problems(policy: Projection) -> list[IgnoredDeclaration]:
+    """The declarations that close no scope whenever the policy is projected (said at ``policy add``)."""
+    return closed_scopes(policy, datetime.max.replace(tzinfo=timezone.utc))[1]
+
+
+def _interval(i: Any) -> str:
+    start = format_instant(i.start) if i.start else "-inf"
+    end = format_instant(i.end) if i.end else "+inf"
+    return f"[{start}, {end})"
