@@ -14,7 +14,7 @@ only the writes are timed:
   transaction per batch, after the gaf store's ``init()`` (same constraints and
   indexes). Its rows are prepared before the clock starts (the time that takes
   is shown as ``prep``).
-* ``gaf``   — ``GafStore.put(batch)`` in atomic mode, same batches.
+* ``gaf``   — ``GafStore.put(batch, at=…)`` in atomic mode, same batches.
 * ``proto`` — (``--variants``) gaf's put with the changes proposed in
   bench/fastput.py, to measure them without touching gaf/.
 * ``pipe``  — (``--variants``) ``proto`` plus preparing batch n+1 in a worker
@@ -425,8 +425,10 @@ def bench_neo4j(ctx: Context) -> None:
         with driver.session(database=database) as session:
             session.execute_write(_run_statements, batch.statements)
 
+    written_at = datetime.now(timezone.utc)
+
     def gaf_write(batch: Sequence[Record]) -> None:
-        store.put(batch)
+        store.put(batch, at=written_at)
 
     variants: dict[str, tuple[Callable[[Any], None], list[Any]]] = {
         "raw": (raw_write, ctx.plans),

@@ -282,7 +282,7 @@ def build_ledger(store: Any, size: int, seed: int, batch: int, log: Callable[[st
         if not pending:
             break
         t = time.perf_counter()
-        report = store.put(pending)
+        report = store.put(pending, at=NOW)
         put_s += time.perf_counter() - t
         if len(report.written) != len(pending):
             raise RuntimeError(f"expected {len(pending)} new claims, {len(report.written)} written (duplicates in the generator?)")

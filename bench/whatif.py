@@ -55,6 +55,8 @@ from gaf.whatif import _apply, _candidates, _judge, search
 console = Console(stderr=True)
 JULY = datetime(2026, 7, 1, tzinfo=timezone.utc)
 AS_OF = datetime(2026, 7, 20, tzinfo=timezone.utc)
+#: When the benchmark's records are written (transaction time): fixed, so runs compare.
+NOW = datetime(2026, 7, 20, tzinfo=timezone.utc)
 RENT = "rent:lease-1/2026-07"
 LEASE = "lease:1"
 ACCOUNT = "account:landlord"
@@ -67,7 +69,7 @@ def build(store: GafStore, payments: int) -> tuple[Any, Projection, VerdictRules
     ledger = Source(key="ledger", name="Bank ledger")
     registry = Source(key="registry", name="Contract registry")
     receipts = Source(key="receipts", name="Transfer receipts")
-    store.put([clerk, ledger, registry, receipts])
+    store.put([clerk, ledger, registry, receipts], at=NOW)
 
     def claim(source: Source, statements: list[dict], n: int) -> Claim:
         seen = JULY + timedelta(minutes=n)
@@ -85,7 +87,7 @@ def build(store: GafStore, payments: int) -> tuple[Any, Projection, VerdictRules
             {"subject": payment, "predicate": "credited_to", "object": ACCOUNT, "valid": VALID},
             {"subject": payment, "predicate": "amount", "value": 1000 if i % 3 == 0 else 10 * (i % 97 + 1)},
         ], i + 1))  # fmt: skip
-    store.put(claims)
+    store.put(claims, at=NOW)
     policy = publish(store, Projection.model_validate({
         "name": f"rent-{payments}", "version": 1, "question": "Is July's rent paid?",
         "scope": {"subjects": [RENT, LEASE, "payment:*"]},
@@ -101,14 +103,14 @@ def build(store: GafStore, payments: int) -> tuple[Any, Projection, VerdictRules
             {"name": "delinquent", "version": 1, "head": "delinquent(?R)", "when": [
                 "instalment_of(?R, ?L)", "landlord_account(?L, ?Acct)", "not credited_to(_, ?Acct)"]},
         ],
-    }))  # fmt: skip
+    }), at=NOW)  # fmt: skip
     rules = publish(store, VerdictRules.model_validate({
         "name": f"rent-paid-{payments}", "version": 1, "conclusion": "paid",
         "bands": [{"label": "paid", "low": 0.5, "high": 1}, {"label": "unpaid", "low": -1, "high": -0.5}],
         "rules": [{"name": "paid", "role": "warrant", "condition": ["paid(?subject)"]},
                   {"name": "arrears", "role": "rebuttal", "condition": ["delinquent(?subject)"]}],
         "defeats": [{"attacker": "arrears", "attacked": "paid"}],
-    }))  # fmt: skip
+    }), at=NOW)  # fmt: skip
     result = project(store, policy, as_of=AS_OF, reviewer=clerk.id, at=AS_OF)
     closed = close(store, result.gaf.id, rules, subject=RENT, as_of=AS_OF, closed_at=AS_OF)
     return closed.closure, policy, rules

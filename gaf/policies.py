@@ -222,7 +222,7 @@ def _version(store: GafStore, cls: type[AnyVersioned], name: str, version: int) 
     return found[0]
 
 
-def publish(store: GafStore, policy: V, *, at: datetime | None = None) -> V:
+def publish(store: GafStore, policy: V, *, at: datetime) -> V:
     """Publish a version; again with the same content is a no-op, other content is refused."""
     for other in store.find(type(policy), name=policy.name, version=policy.version):
         if other.id != policy.id:
@@ -235,7 +235,7 @@ def publish(store: GafStore, policy: V, *, at: datetime | None = None) -> V:
     return policy
 
 
-def revise(store: GafStore, policy: V) -> V:
+def revise(store: GafStore, policy: V, *, at: datetime) -> V:
     """Publish ``policy`` as the next version of its name (a projection also names the one it revises)."""
     latest = latest_version(store, policy.name, policy.KIND)
     if latest == 0:
@@ -247,7 +247,7 @@ def revise(store: GafStore, policy: V) -> V:
     data = policy.model_dump(exclude={"id"}) | {"version": latest + 1}
     if isinstance(policy, Projection):
         data["revises"] = previous.id
-    return publish(store, type(policy).model_validate(data))
+    return publish(store, type(policy).model_validate(data), at=at)
 
 
 def latest_version(store: GafStore, name: str, kind: str = "projection") -> int:

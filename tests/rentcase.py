@@ -22,7 +22,7 @@ def load(store: GafStore, *, with_e: bool = False) -> Projection:
     ingest(store, RENT / "claims.yaml", recorded_at=NOW)
     if with_e:
         ingest(store, RENT / "claim-e.yaml", recorded_at=NOW)
-    return publish(store, read_policy(store, RENT / "policy.yaml"))
+    return publish(store, read_policy(store, RENT / "policy.yaml"), at=NOW)
 
 
 def agent_id(store: GafStore, key: str) -> str:
@@ -37,7 +37,7 @@ def close_both(store: GafStore, *, signing_key=None):
     from gaf.projection import project
 
     policy = load(store, with_e=False)
-    rules = publish(store, read_rules(RENT / "verdict-rules.yaml"))
+    rules = publish(store, read_rules(RENT / "verdict-rules.yaml"), at=NOW)
     reviewer = agent_id(store, "registry-clerk")
     first = project(store, policy, as_of=BEFORE_E, reviewer=reviewer, at=BEFORE_E)
     c1 = close(store, first.gaf.id, rules, subject=RENT_JULY, as_of=BEFORE_E, closed_at=BEFORE_E, signing_key=signing_key)
@@ -80,7 +80,7 @@ def first_closure(store: GafStore):
     from gaf.projection import project
 
     policy = load(store)
-    rules = publish(store, read_rules(RENT / "verdict-rules.yaml"))
+    rules = publish(store, read_rules(RENT / "verdict-rules.yaml"), at=NOW)
     first = project(store, policy, as_of=BEFORE_E, reviewer=agent_id(store, "registry-clerk"), at=BEFORE_E)
     return close(store, first.gaf.id, rules, subject=RENT_JULY, as_of=BEFORE_E, closed_at=BEFORE_E)
 

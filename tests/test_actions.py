@@ -14,7 +14,7 @@ import pytest
 
 from gaf.actions import ActionRefused, WebhookExecutor, act, compensate, file_executor, latest_status, statuses
 from gaf.records import Waiver
-from tests.conftest import ROOT
+from tests.conftest import NOW, ROOT
 from tests.rentcase import RENT_JULY, authority, close_both, first_closure
 
 T = datetime(2026, 7, 16, tzinfo=timezone.utc)
@@ -62,7 +62,7 @@ def test_refusals_name_the_check_that_failed_and_write_nothing(store, change, me
 
     # a policy in which an undetermined verdict may trigger a collection letter, to reach the grant checks
     lenient = ActionPolicy(name="lenient", version=1, permits={"collection-letter": ["undetermined"]})
-    store.put([lenient])
+    store.put([lenient], at=NOW)
     ids = {**ids, "policy": lenient.id}
     if change.get("by") == "landlord":
         change = {"by": ids["landlord"]}
@@ -95,7 +95,7 @@ def test_a_waiver_lets_one_decision_past_the_action_policy(store):
     ids = authority(store)
     waiver = Waiver(policy=ids["policy"], closure=c1.closure.id, authority=ids["landlord"],
                     reason="tenant asked for a receipt of what was received", granted_at=T)  # fmt: skip
-    store.put([waiver])
+    store.put([waiver], at=NOW)
     with pytest.raises(ActionRefused):
         _act(store, ids, c1.verdict.id, "receipt", "r1")
     assert _act(store, ids, c1.verdict.id, "receipt", "r2", waiver=waiver.id).effect

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gaf.cli import app
-from tests.conftest import RENT
+from tests.conftest import NOW, RENT
 
 runner = CliRunner()
 
@@ -211,7 +211,7 @@ def test_policy_decide_settles_an_exception_only_for_its_own_closure(tmp_path):
         ratified = ratified_allocation(s, effective=datetime(2026, 8, 1, tzinfo=timezone.utc))
         exception = PolicyException(policy=ratified.id, subject=RENT_JULY, closure=second, reason="outside rent-allocation@1",
                                     raised_at=datetime(2026, 7, 26, tzinfo=timezone.utc))  # fmt: skip
-        s.put([exception])
+        s.put([exception], at=NOW)
     decide = ["policy", "decide", "--by", "letting-agent", "--decision", "partial payment", "--reason", "900 of 1000 received",
               "--settles", exception.id, "--store", str(store), "--json"]  # fmt: skip
     wrong = runner.invoke(app, [*decide[:2], first, *decide[2:]])

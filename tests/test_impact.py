@@ -114,7 +114,7 @@ def test_a_derivation_that_relied_on_absence_is_reached_by_a_claim_in_that_scope
                         derivation_rules=[rule("unpaid", "unpaid(?A)", body("account(?A, ?A)", "not credit(_, ?A)"))])  # fmt: skip
     account = Claim(source=ledger.id, observer=observer.id, observed_at="2026-07-02", recorded_at="2026-07-02",
                     transformation="api_export", statements=[{"subject": "acct:1", "predicate": "account", "object": "acct:1"}])  # fmt: skip
-    store.put([ledger, observer, account, policy])
+    store.put([ledger, observer, account, policy], at=NOW)
     result = project(store, policy, as_of=datetime(2026, 7, 3, tzinfo=U), reviewer=observer.id, at=datetime(2026, 7, 3, tzinfo=U))
     (derivation,) = result.evaluated.derivations
     credit = Claim(source=ledger.id, observer=observer.id, observed_at="2026-07-10", recorded_at="2026-07-10",
@@ -136,7 +136,7 @@ def test_a_fact_that_keeps_another_justification_is_only_weakened(store):
                     transformation="api_export", statements=[st_])
               for src, st_ in ((ledger, {"subject": "x", "predicate": "credit", "object": "a"}),
                                (notes, {"subject": "x", "predicate": "flag"}))]  # fmt: skip
-    store.put([ledger, notes, observer, *claims, policy])
+    store.put([ledger, notes, observer, *claims, policy], at=NOW)
     at = datetime(2026, 7, 3, tzinfo=U)
     result = project(store, policy, as_of=at, reviewer=observer.id, at=at)
     known = result.evaluated.candidate("known", "x")
@@ -263,7 +263,7 @@ _EXAMPLES = itertools.count()
 def _check_random_graphs(store, data) -> None:
     tag = f"g{next(_EXAMPLES)}"  # each example's records are its own, though they share one store
     records, sources = data.draw(provenance(tag))
-    store.put(records)
+    store.put(records, at=NOW)
     trigger = data.draw(st.sampled_from(sources)).id
     report = impact.source_invalidated(store, trigger)
     assert {a.id: a.status for a in report.affected} == oracle(records, trigger)

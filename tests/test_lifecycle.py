@@ -64,7 +64,7 @@ def test_ratification_needs_an_authority(store):
 
 def _v2(store, effective, retroactive=False):
     ratified = ratified_allocation(store, effective=effective, retroactive=retroactive)
-    return ratified, revise(store, read_policy(store, RENT / "policy-v2.yaml"))
+    return ratified, revise(store, read_policy(store, RENT / "policy-v2.yaml"), at=NOW)
 
 
 def test_the_next_months_matching_payment_is_paid_without_asking_the_landlord(store):

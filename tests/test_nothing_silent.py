@@ -66,13 +66,13 @@ def test_a_declaration_ending_on_the_last_day_is_warned_at_policy_add_and_projec
 
 def test_a_closure_lists_the_declarations_it_ignored_and_the_claims_it_excluded(store, tmp_path):
     ingest(store, RENT / "claims.yaml", recorded_at=NOW)
-    policy = publish(store, read_policy(store, _policy_with(tmp_path, short_credit=True, untrusted_reversals=True)))
+    policy = publish(store, read_policy(store, _policy_with(tmp_path, short_credit=True, untrusted_reversals=True)), at=NOW)
     used, ignored = closed_scopes(policy, BEFORE_E)
     assert used == []
     reasons = sorted(i.reason for i in ignored)
     assert reasons[0].startswith("credited_to(*, account:landlord-a): covers [2026-07-01T00:00:00.000Z, 2026-07-31T00:00:00.000Z)")
     assert reasons[1] == "reversed(payment:*): its source is not trusted for reversed, so its silence proves nothing"
-    rules = publish(store, read_rules(RENT / "verdict-rules.yaml"))
+    rules = publish(store, read_rules(RENT / "verdict-rules.yaml"), at=NOW)
     at = NOW + timedelta(hours=1)
     projected = project(store, policy, as_of=at, reviewer=agent_id(store, "registry-clerk"), at=at)
     closed = close(store, projected.gaf.id, rules, subject=RENT_JULY, as_of=at, closed_at=at)
@@ -86,8 +86,8 @@ def test_a_closure_lists_the_declarations_it_ignored_and_the_claims_it_excluded(
 
 def test_closing_a_gaf_at_another_as_of_than_it_was_projected_at_is_refused(store):
     ingest(store, RENT / "claims.yaml", recorded_at=NOW)
-    policy = publish(store, read_policy(store, RENT / "policy.yaml"))
-    rules = publish(store, read_rules(RENT / "verdict-rules.yaml"))
+    policy = publish(store, read_policy(store, RENT / "policy.yaml"), at=NOW)
+    rules = publish(store, read_rules(RENT / "verdict-rules.yaml"), at=NOW)
     first = project(store, policy, as_of=BEFORE_E, reviewer=agent_id(store, "registry-clerk"), at=BEFORE_E)
     ingest(store, RENT / "claim-e.yaml", recorded_at=NOW)  # recorded on 20 July, by its own account
     with pytest.raises(InvalidRecord, match="is not what rent-delinquency@1 projects as of 2026-07-21T00:00:00.000Z") as refused:

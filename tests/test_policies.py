@@ -11,7 +11,7 @@ from gaf.errors import InvalidRecord, UnknownReference
 from gaf.policies import PolicyConflict, UnknownPolicy, get, history, parse_ref, publish, read_policy, resolve, revise
 from gaf.records import Projection
 from gaf.rules import RuleError
-from tests.conftest import RENT
+from tests.conftest import NOW, RENT
 from tests.rentcase import load
 
 
@@ -34,7 +34,7 @@ def test_the_yaml_and_python_spellings_are_one_structure(store):
 
 def test_publishing_the_same_version_again_is_a_noop(store):
     policy = load(store)
-    assert publish(store, policy).id == policy.id
+    assert publish(store, policy, at=NOW).id == policy.id
     assert len(history(store, "rent-delinquency")) == 1
 
 
@@ -42,14 +42,14 @@ def test_a_published_version_never_changes(store):
     policy = load(store)
     changed = Projection.model_validate(policy.model_dump(exclude={"id"}) | {"purpose": "something else"})
     with pytest.raises(PolicyConflict, match="rent-delinquency@1 is already published with other content"):
-        publish(store, changed)
+        publish(store, changed, at=NOW)
     assert get(store, "rent-delinquency") == policy
 
 
 def test_revise_makes_the_next_version_and_keeps_the_old_readable(store):
     policy = load(store)
     changed = Projection.model_validate(policy.model_dump(exclude={"id"}) | {"purpose": "revised purpose"})
-    revised = revise(store, changed)
+    revised = revise(store, changed, at=NOW)
     assert (revised.version, revised.revises) == (2, policy.id)
     assert get(store, "rent-delinquency").id == revised.id
     assert get(store, "rent-delinquency", 1) == policy
@@ -118,3 +118,25 @@ def test_a_published_version_is_named_by_its_name_or_name_at_version(store):
     assert resolve(store, "rent-delinquency", Projection) == policy == resolve(store, "rent-delinquency@1", Projection)
     with pytest.raises(UnknownPolicy, match="rent-delinquency@2"):
         resolve(store, "rent-delinquency@2", Projection)
+
+
+def test_every_write_names_its_time_so_policies_added_from_the_cli_carry_written_at(tmp_path):
+    # Behaviour pinned by issue 17: `at` is required on put, publish and revise; before, a policy
+    # added from the CLI had no written_at, and as-of questions treated it as always present.
+    import inspect
+
+    from typer.testing import CliRunner
+
+    from gaf.cli import app
+    from gaf.store import GafStore
+
+    for write in (GafStore.put, publish, revise):
+        assert inspect.signature(write).parameters["at"].default is inspect.Parameter.empty
+    target = str(tmp_path / "cli.lbug")
+    assert CliRunner().invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", target]).exit_code == 0
+    assert CliRunner().invoke(app, ["policy", "add", str(RENT / "policy.yaml"), "--store", target]).exit_code == 0
+    assert CliRunner().invoke(app, ["rules", "add", str(RENT / "verdict-rules.yaml"), "--store", target]).exit_code == 0
+    with GafStore.open(target, read_only=True) as s:
+        rows = [*s.read("MATCH (n:Projection) RETURN n.kind AS kind, n.written_at AS written_at"),
+                *s.read("MATCH (n:VerdictRules) RETURN n.kind AS kind, n.written_at AS written_at")]
+    assert sorted(r["kind"] for r in rows) == ["projection", "rules"] and all(r["written_at"] for r in rows)

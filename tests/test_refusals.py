@@ -167,7 +167,7 @@ def _rent_rules(**renames: str) -> VerdictRules:
 
 def test_verdict_rule_naming_unestablished_predicate_is_refused_at_close_with_suggestion(store):
     policy = load(store)
-    rules = publish(store, _rent_rules(paid="payd"))
+    rules = publish(store, _rent_rules(paid="payd"), at=NOW)
     projected = project(store, policy, as_of=BEFORE_E, reviewer=agent_id(store, "registry-clerk"), at=BEFORE_E)
     before = store.counts()
     with pytest.raises(UnestablishedPredicate) as info:

@@ -14,7 +14,7 @@ from tests.conftest import NOW, small_graph
 
 def test_stored_records_read_back_with_ids_that_match_their_content(store):
     batch = small_graph()
-    report = store.put(batch)
+    report = store.put(batch, at=NOW)
     assert sorted(report.written) == sorted(r.id for r in batch)
     for record in batch:
         assert store.get(record.id) == record
@@ -24,9 +24,9 @@ def test_stored_records_read_back_with_ids_that_match_their_content(store):
 
 def test_reingest_is_a_noop_that_reports_the_existing_ids(store):
     batch = small_graph()
-    store.put(batch)
+    store.put(batch, at=NOW)
     before = store.counts()
-    again = store.put(batch)
+    again = store.put(batch, at=NOW)
     assert again.written == [] and sorted(again.existing) == sorted(r.id for r in batch)
     assert store.counts() == before
     assert store.read("MATCH (:Claim)-[r:FROM_SOURCE]->(:Source) RETURN count(r) AS n")[0]["n"] == 2
@@ -34,17 +34,17 @@ def test_reingest_is_a_noop_that_reports_the_existing_ids(store):
 
 def test_reingest_with_a_later_recorded_at_keeps_the_first_record(store):
     agent, source, claim, _ = small_graph()
-    store.put([agent, source, claim])
+    store.put([agent, source, claim], at=NOW)
     later = Claim.model_validate({**claim.model_dump(exclude={"id"}), "recorded_at": "2027-01-01T00:00:00Z"})
     assert later.id == claim.id
-    assert store.put([later]).existing == [claim.id]
+    assert store.put([later], at=NOW).existing == [claim.id]
     assert store.get(claim.id).recorded_at == NOW
 
 
 def test_implied_propositions_are_written_once_and_linked(store):
     agent, source, claim, _ = small_graph()
     twin = Claim.model_validate({**claim.model_dump(exclude={"id"}), "observed_at": "2026-07-06T00:00:00Z"})
-    store.put([agent, source, claim, twin])
+    store.put([agent, source, claim, twin], at=NOW)
     (prop,) = claim.implied()
     assert store.counts()["proposition"] == 1
     rows = store.read("MATCH (c:Claim)-[:ASSERTS]->(p:Proposition {id: $id}) RETURN c.id AS id ORDER BY id", {"id": prop.id})
@@ -69,7 +69,7 @@ def test_an_atomic_batch_with_one_malformed_record_writes_nothing(store):
     batch = [r.to_json() for r in small_graph()]
     batch[3]["observed_at"] = "not a time"
     with pytest.raises(BatchRejected) as info:
-        store.put(batch)
+        store.put(batch, at=NOW)
     assert len(info.value.errors) == 1 and "observed_at" in info.value.errors[0].what
     assert store.counts() == {}
 
@@ -78,7 +78,7 @@ def test_an_atomic_batch_with_one_unknown_reference_writes_nothing(store):
     agent, source, claim, other = small_graph()
     stray = Claim.model_validate({**other.model_dump(exclude={"id"}), "observer": "agent:" + "0" * 64})
     with pytest.raises(BatchRejected) as info:
-        store.put([agent, source, claim, stray])
+        store.put([agent, source, claim, stray], at=NOW)
     (error,) = info.value.errors
     assert isinstance(error, UnknownReference) and error.where == stray.id and "agent:000" in error.what
     assert store.counts() == {}
@@ -87,7 +87,7 @@ def test_an_atomic_batch_with_one_unknown_reference_writes_nothing(store):
 def test_best_effort_reports_each_bad_item_and_writes_the_rest(store):
     agent, source, claim, other = small_graph()
     stray = Claim.model_validate({**other.model_dump(exclude={"id"}), "observer": "agent:" + "0" * 64})
-    report = store.put([agent, source, claim, {"kind": "claim", "source": 3}, stray], mode="best_effort")
+    report = store.put([agent, source, claim, {"kind": "claim", "source": 3}, stray], mode="best_effort", at=NOW)
     assert sorted(report.written) == sorted([agent.id, source.id, claim.id])
     assert [(f.index, type(f.error).__name__) for f in sorted(report.failed, key=lambda f: f.index)] == [
         (3, "InvalidRecord"),
@@ -99,8 +99,8 @@ def test_best_effort_reports_each_bad_item_and_writes_the_rest(store):
 
 def test_a_record_pointing_at_a_stored_record_needs_no_second_copy(store):
     agent, source, claim, other = small_graph()
-    store.put([agent, source])
-    assert sorted(store.put([claim, other]).written) == sorted([claim.id, other.id])
+    store.put([agent, source], at=NOW)
+    assert sorted(store.put([claim, other], at=NOW).written) == sorted([claim.id, other.id])
     assert store.edges_from(claim.id) == sorted(
         [("FROM_SOURCE", source.id), ("OBSERVED_BY", agent.id), ("ASSERTS", claim.implied()[0].id)]
     )
@@ -113,7 +113,7 @@ def test_the_interface_has_no_way_to_update_or_delete_a_record():
 
 def test_find_filters_on_node_properties_and_refuses_others(store):
     agent, source, claim, other = small_graph()
-    store.put([agent, source, claim, other])
+    store.put([agent, source, claim, other], at=NOW)
     assert [r.id for r in store.find("agent", key=agent.key)] == [agent.id]
     assert [r.id for r in store.find("claim", source=source.id)] == sorted([claim.id, other.id])
     with pytest.raises(InvalidRecord, match="cannot filter claim"):
@@ -122,7 +122,7 @@ def test_find_filters_on_node_properties_and_refuses_others(store):
 
 def test_exists_and_get_many_answer_for_ids_of_any_kind(store):
     batch = small_graph()
-    store.put(batch)
+    store.put(batch, at=NOW)
     missing = "claim:" + "f" * 64
     ids = [r.id for r in batch] + [missing]
     assert store.exists(ids) == {r.id for r in batch}
@@ -132,7 +132,7 @@ def test_exists_and_get_many_answer_for_ids_of_any_kind(store):
 
 def test_a_stored_node_altered_behind_gafs_back_is_detected_on_read(store):
     agent, source, claim, _ = small_graph()
-    store.put([agent, source, claim])
+    store.put([agent, source, claim], at=NOW)
     body = json.loads(claim.body) | {"scope": "edited in place"}
     forged = json.dumps(body)
     store._write(lambda tx: tx.run("MATCH (n:Claim {id: $id}) SET n.body = $b", {"id": claim.id, "b": forged}) and None)
@@ -142,8 +142,8 @@ def test_a_stored_node_altered_behind_gafs_back_is_detected_on_read(store):
 
 def test_the_same_records_get_the_same_ids_on_both_stores(ladybug_store, neo4j_store):
     batch = small_graph("both")
-    ladybug_store.put(batch)
-    neo4j_store.put(batch)
+    ladybug_store.put(batch, at=NOW)
+    neo4j_store.put(batch, at=NOW)
     assert sorted(ladybug_store.ids("claim")) == sorted(neo4j_store.ids("claim"))
     assert ladybug_store.counts() == neo4j_store.counts()
 
@@ -151,7 +151,7 @@ def test_the_same_records_get_the_same_ids_on_both_stores(ladybug_store, neo4j_s
 def test_agents_with_the_same_key_but_other_content_are_distinct_records(store):
     a = Agent(key="k", name="one", agent_type="person")
     b = Agent(key="k", name="two", agent_type="person")
-    store.put([a, b])
+    store.put([a, b], at=NOW)
     assert len(store.find("agent", key="k")) == 2
 
 

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from gaf import policies, projection
 from gaf.canonical import short_id
-from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, out, rows_table, warn_ignored
+from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, out, rows_table, utc_now, warn_ignored
 from gaf.records import Projection, VerdictRules
 from gaf.store import GafStore
 
@@ -35,7 +35,7 @@ def policy_add(
       gaf policy add examples/rent/policy.yaml
     """
     with open_store(store) as s:
-        policy = policies.publish(s, policies.read_policy(s, path))
+        policy = policies.publish(s, policies.read_policy(s, path), at=utc_now())
     warn_ignored(projection.declaration_problems(policy))
     emit(as_json, policy.to_json(), lambda: out.print(f"published {policy.ref} as {policy.id}", highlight=False))
 
@@ -53,7 +53,7 @@ def policy_revise(
       gaf policy revise examples/rent/policy.yaml
     """
     with open_store(store) as s:
-        policy = policies.revise(s, policies.read_policy(s, path))
+        policy = policies.revise(s, policies.read_policy(s, path), at=utc_now())
     emit(as_json, policy.to_json(), lambda: out.print(f"published {policy.ref} (revises {policy.revises})", highlight=False))
 
 
@@ -121,7 +121,7 @@ def rules_add(
       gaf rules add examples/rent/verdict-rules.yaml
     """
     with open_store(store) as s:
-        rules = policies.publish(s, policies.read_rules(path))
+        rules = policies.publish(s, policies.read_rules(path), at=utc_now())
         _warn_unestablished(s, rules)
     emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
 
@@ -158,7 +158,7 @@ def rules_revise(
       gaf rules revise examples/rent/verdict-rules.yaml
     """
     with open_store(store) as s:
-        rules = policies.revise(s, policies.read_rules(path))
+        rules = policies.revise(s, policies.read_rules(path), at=utc_now())
         _warn_unestablished(s, rules)
     emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
 

@@ -127,9 +127,7 @@ class GafStore(Questions):
 
     # ------------------------------------------------------------------ writing
 
-    def put(
-        self, records: Iterable[Record | dict[str, Any]], *, mode: Mode = "atomic", at: datetime | None = None
-    ) -> WriteReport:
+    def put(self, records: Iterable[Record | dict[str, Any]], *, at: datetime, mode: Mode = "atomic") -> WriteReport:
         """Append records (and the records they imply) in one transaction.
 
         Ids already stored are no-ops and reported as ``existing``. In ``atomic``
@@ -138,7 +136,8 @@ class GafStore(Questions):
         in ``best_effort`` mode the bad items are reported in ``failed`` and the
         rest is written. Each node is stamped ``written_at``: the record's own time
         if it has one (a claim's recorded_at, a closure's closed_at), else ``at`` —
-        passed in by the operation, so "as of" questions can be asked later.
+        passed in by the operation (always: a record without a time would be present
+        in every "as of" question), so "as of" questions can be asked later.
         """
         if mode not in ("atomic", "best_effort"):
             raise InvalidRecord(f"unknown write mode {mode!r}", hint="use 'atomic' or 'best_effort'")
@@ -147,7 +146,7 @@ class GafStore(Questions):
         batch, failed = _parse_items(records)
         if failed and mode == "atomic":
             raise BatchRejected([f.error for f in failed])
-        stamp = format_instant(at) if at is not None else None
+        stamp = format_instant(at)
         return self._write(lambda tx: _put_in(tx, batch, failed, mode, stamp))
 
     # ------------------------------------------------------------------ reading
