@@ -1,21 +1,12 @@
-# STALE PROTOTYPE — not applied to gaf/. Compared with GafStore.put / _put_in in gaf/store/base.py
-# at dbe412c, what this file proposes and gaf/ does not have:
-#   P1. Each record's edges() and implied() computed once per put (_Prepared). gaf/ still calls
-#       edges() at least three times per new record (twice in _unresolved_refs, once in _create) and
-#       implied() twice per given record (_expand, _inherited_times).
-#   P2. Node rows (_node_row) and relationship rows built before the write transaction opens, so
-#       a retried transaction does not rebuild them; gaf/ builds them inside _create, in the tx.
-#   P3. One existence query for the batch's ids and the ids it points at outside the batch
-#       (_existing_ids(tx, [*batch, *outside])); gaf/ runs two (_put_in, then _unresolved_refs).
-#   P4. Pipeline: batch n+1 prepared in a worker thread while batch n is written (no put API
-#       in gaf/ takes a stream of batches).
-# Behind gaf/, so not a drop-in: it stamps every record without an own time with ``at``, whereas
-# gaf/ (ee7081b, 0f8a330) stamps implied records with the earliest own time of the *written*
-# records implying them (_inherited_times) — with P2, a best-effort batch that refuses an item
-# must recompute those rows. Pipeline passes no ``at`` at all. Measured (bench/results/ingest-*.json,
-# records/s of proto over gaf's put, all before _inherited_times): Neo4j 1.86x at 300k, 1.36x at
-# 50k, 1.08x at 20k; LadybugDB 1.18x at 100k, 0.82x at 20k; pipe 0.96x (Neo4j) and 0.80x
-# (LadybugDB) at 20k. Used by bench/ingest.py --variants proto,pipe.
+# PROTOTYPE, PARTLY APPLIED. P1-P3 below are in gaf/store/base.py `put` since the commit that wrote this
+# line (`_Prepared`: each record's implied records, relationships and node row computed once, before
+# the transaction; one existence query for the batch and what it points at), keeping gaf's
+# `_inherited_times`. What is left here and not in gaf/:
+#   P4. Pipeline: batch n+1 prepared in a worker thread while batch n is written. Measured slower
+#       than proto (0.96x on Neo4j, 0.80x on LadybugDB at 20k, bench/results/ingest-*.json), so not
+#       applied; kept for `python -m bench ingest --variants ...,pipe`.
+# `put` below is the pre-application copy the `proto` variant measures (it stamps implied records
+# with `at`, not with the claim's own time, so it is not a drop-in).
 """A prototype of a cheaper ``GafStore.put``, to measure proposed changes to gaf/store/base.py.
 
 This is a copy of ``put`` / ``_put_in`` (atomic and best-effort alike) with three

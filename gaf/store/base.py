@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import abc
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, Self, TypeVar
@@ -147,7 +147,8 @@ class GafStore(Questions):
         if failed and mode == "atomic":
             raise BatchRejected([f.error for f in failed])
         stamp = format_instant(at)
-        return self._write(lambda tx: _put_in(tx, batch, failed, mode, stamp))
+        prepared = _Prepared(list(batch.values()))
+        return self._write(lambda tx: _put_in(tx, batch, prepared, failed, mode, stamp))
 
     # ------------------------------------------------------------------ reading
 
@@ -182,71 +183,94 @@ def _parse_items(items: Iterable[Record | dict[str, Any]]) -> tuple[dict[int, Re
     return batch, failed
 
 
-def _put_in(tx: Tx, items: dict[int, Record], failed: list[ItemError], mode: Mode, at: str | None) -> WriteReport:
+class _Prepared:
+    """Everything about a batch that does not depend on what the store holds, computed once,
+    before the write transaction opens (a retried transaction does not compute it again).
+
+    Each record's implied records, relationships and node row are built here once: for a
+    claim, each of those rebuilds and hashes every proposition it states, which was most
+    of a put's client time when they were recomputed at each step."""
+
+    def __init__(self, given: list[Record]):
+        self.given = given
+        self.batch: dict[str, Record] = {}
+        #: the ids each given record implies (its propositions, for a claim)
+        self.implies: dict[str, list[str]] = {}
+        #: the own time of each given record that has one, in the stored form
+        self.times: dict[str, str] = {}
+        for record in given:
+            self.batch.setdefault(record.id, record)
+            implied = record.implied()
+            self.implies.setdefault(record.id, [r.id for r in implied])
+            for other in implied:
+                self.batch.setdefault(other.id, other)
+            own = record.time()
+            if own is not None:
+                self.times[record.id] = format_instant(own)
+        self.edges: dict[str, list[tuple[str, str]]] = {rid: r.edges() for rid, r in self.batch.items()}
+        #: ids the batch points at that it does not hold: stored, or missing
+        self.outside = {t for edges in self.edges.values() for _, t in edges} - self.batch.keys()
+        #: each record's node row, but for written_at (which depends on what is new)
+        self.rows: dict[str, dict[str, Any]] = {rid: _node_row(r) for rid, r in self.batch.items()}
+
+
+def _put_in(tx: Tx, items: dict[int, Record], prep: _Prepared, failed: list[ItemError], mode: Mode, at: str) -> WriteReport:
     """The body of ``put``: decide inside the transaction, so the decision and the write agree."""
     report = WriteReport(failed=list(failed))
-    given = list(items.values())
-    batch = _expand(given)
-    present = _existing_ids(tx, batch)
-    report.existing = [r.id for r in given if r.id in present]
-    new = {rid: r for rid, r in batch.items() if rid not in present}
-    bad = _unresolved_refs(tx, new, present)
+    # One existence question answers both "which are already stored" and "which targets resolve".
+    stored = _existing_ids(tx, [*prep.batch, *prep.outside])
+    present = stored & prep.batch.keys()
+    report.existing = [r.id for r in prep.given if r.id in present]
+    new = [rid for rid in prep.batch if rid not in present]
+    bad = _unresolved(new, prep.edges, prep.outside - stored)
     if bad:
         position = {r.id: i for i, r in reversed(items.items())}
         errors = [ItemError(position.get(rid, -1), rid, err) for rid, err in sorted(bad.items())]
         if mode == "atomic":
             raise BatchRejected([e.error for e in errors])
         report.failed += errors
-        # Rebuild from the surviving items, so a refused claim leaves no orphan propositions.
-        survivors = [r for r in given if r.id not in bad and r.id not in present]
-        new = {rid: r for rid, r in _expand(survivors).items() if rid not in present}
-    _create(tx, list(new.values()), at, _inherited_times(list(new.values())))
-    report.written = [r.id for r in given if r.id in new]
+        # Keep only what the surviving items bring, so a refused claim leaves no orphan propositions.
+        keep: set[str] = set()
+        for record in prep.given:
+            if record.id not in bad and record.id not in present:
+                keep.add(record.id)
+                keep.update(i for i in prep.implies[record.id] if i not in present)
+        new = [rid for rid in new if rid in keep]
+    _create(tx, new, prep, _inherited_times(new, prep), at)
+    written = set(new)
+    report.written = [r.id for r in prep.given if r.id in written]
     return report
 
 
-def _inherited_times(given: Sequence[Record]) -> dict[str, str]:
-    """For each implied record, the earliest own time of the records of the batch implying it:
+def _inherited_times(new: list[str], prep: _Prepared) -> dict[str, str]:
+    """For each implied record, the earliest own time of the new records of the batch implying it:
     a claim's propositions were known when the claim was recorded, not when it was ingested."""
     out: dict[str, str] = {}
-    for record in given:
-        own = record.time()
-        if own is None:
+    for rid in new:
+        stamp = prep.times.get(rid)
+        if stamp is None:
             continue
-        stamp = format_instant(own)
-        for implied in record.implied():
-            if implied.id not in out or stamp < out[implied.id]:
-                out[implied.id] = stamp
+        for implied in prep.implies.get(rid, ()):
+            if implied not in out or stamp < out[implied]:
+                out[implied] = stamp
     return out
 
 
-def _expand(given: Sequence[Record]) -> dict[str, Record]:
-    """The batch by id, with implied records added and duplicates dropped."""
-    out: dict[str, Record] = {}
-    for record in given:
-        out.setdefault(record.id, record)
-        for implied in record.implied():
-            out.setdefault(implied.id, implied)
-    return out
+def _unresolved(new: list[str], edges: dict[str, list[tuple[str, str]]], missing: set[str]) -> dict[str, GafError]:
+    """The new records whose references reach neither the batch nor the store, transitively.
 
-
-def _unresolved_refs(tx: Tx, new: dict[str, Record], present: set[str]) -> dict[str, GafError]:
-    """Records whose references reach neither the batch nor the store, transitively.
-
-    A record refused in best-effort mode takes down the records of the batch that
-    point at it, so nothing is written with a dangling relationship.
+    ``missing`` is what the batch points at that the store does not hold. A record
+    refused in best-effort mode takes down the records of the batch that point at it,
+    so nothing is written with a dangling relationship.
     """
-    targets = {t for r in new.values() for _, t in r.edges()} - new.keys() - present
-    stored = _existing_ids(tx, targets)
-    missing = targets - stored
     bad: dict[str, GafError] = {}
-    changed = True
+    changed = bool(missing)
     while changed:
         changed = False
-        for rid, record in new.items():
+        for rid in new:
             if rid in bad:
                 continue
-            for rel, target in record.edges():
+            for rel, target in edges[rid]:
                 if target in missing or target in bad:
                     bad[rid] = UnknownReference(
                         f"{rel} points at {target}, which is neither in the batch nor in the store"
@@ -267,26 +291,31 @@ def _existing_ids(tx: Tx, ids: Iterable[str]) -> set[str]:
     return found
 
 
-def _create(tx: Tx, records: list[Record], at: str | None, inherited: dict[str, str]) -> None:
+def _create(tx: Tx, new: list[str], prep: _Prepared, inherited: dict[str, str], at: str) -> None:
     """CREATE the new nodes, then their relationships: ids are known to be new."""
-    by_label: dict[str, list[Record]] = defaultdict(list)
-    for record in records:
-        by_label[record.LABEL].append(record)
-    for label, group in sorted(by_label.items()):
-        for chunk in chunks(group, STATEMENT_ROWS):
-            tx.run(_CREATE[label], {"rows": [_node_row(r, inherited.get(r.id, at)) for r in chunk]})
-    edges: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
-    for record in records:
-        for rel, target in record.edges():
-            edges[(rel, record.LABEL, label_of(kind_of(target)))].append({"s": record.id, "d": target})
-    for (rel, src, dst), rows in sorted(edges.items()):
+    by_label: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    links: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
+    for rid in new:
+        label = prep.batch[rid].LABEL
+        row = prep.rows[rid]
+        if row["written_at"] is None:
+            row = {**row, "written_at": inherited.get(rid, at)}
+        by_label[label].append(row)
+        for rel, target in prep.edges[rid]:
+            links[(rel, label, label_of(kind_of(target)))].append({"s": rid, "d": target})
+    for label, rows in sorted(by_label.items()):
         for chunk in chunks(rows, STATEMENT_ROWS):
-            tx.run(_link(rel, src, dst), {"rows": chunk})
+            tx.run(_CREATE[label], {"rows": list(chunk)})
+    for (rel, src, dst), pairs in sorted(links.items()):
+        for chunk in chunks(pairs, STATEMENT_ROWS):
+            tx.run(_link(rel, src, dst), {"rows": list(chunk)})
 
 
-def _node_row(record: Record, at: str | None) -> dict[str, Any]:
+def _node_row(record: Record) -> dict[str, Any]:
+    """A record's node: its id, kind, body and copied properties; written_at is its own time,
+    or None for ``_create`` to fill in."""
     own = record.time()
-    written = format_instant(own) if own is not None else at
+    written = format_instant(own) if own is not None else None
     return {"id": record.id, "kind": record.KIND, "body": record.body.decode("utf-8"), "written_at": written, **record.props()}
 
 
