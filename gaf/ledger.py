@@ -39,7 +39,8 @@ from gaf.errors import (
     PayloadTooLarge,
     UnknownReference,
 )
-from gaf.records import RECORD_TYPES, Record, byte_limit, max_record_bytes, parse_record, record_type
+from gaf.records import RECORD_TYPES, Record, current_limits, max_record_bytes, parse_record, record_type
+from gaf.settings import DEFAULT_MAX_INPUT_BYTES as DEFAULT_MAX_INPUT_BYTES
 from gaf.store.base import GafStore, ItemError, Mode, WriteReport
 from gaf.types import format_instant
 
@@ -47,9 +48,6 @@ Format = Literal["jsonl", "csv", "yaml"]
 
 #: Records per write transaction when ingesting files.
 DEFAULT_BATCH = 2000
-
-#: Default largest input file, in bytes (override with GAF_MAX_INPUT_BYTES).
-DEFAULT_MAX_INPUT_BYTES = 256 << 20
 
 #: Kinds that people refer to by key instead of id.
 KEYED_KINDS = ("source", "agent")
@@ -87,8 +85,9 @@ def read_items(path: str | Path, fmt: Format | None = None) -> list[Item]:
 
 
 def max_input_bytes() -> int:
-    """The configured size limit of one input file (GAF_MAX_INPUT_BYTES)."""
-    return byte_limit("GAF_MAX_INPUT_BYTES", DEFAULT_MAX_INPUT_BYTES)
+    """The size limit of one input file in force here: 256 MiB unless set with
+    ``with gaf.records.limits(max_input_bytes=…):`` (the CLI sets it from GAF_MAX_INPUT_BYTES)."""
+    return current_limits().max_input_bytes
 
 
 def read_text(path: Path) -> str:
@@ -541,6 +540,7 @@ def _check_stored_refs(
     store: GafStore, records: list[Record], items: list[Item], origin: dict[str, int], errors: list[ItemError]
 ) -> None:
     """Refuse, before writing, records pointing at ids neither in the input nor stored."""
+    # Not dangling(): direct references only, over the whole input before it is cut into batches; put refuses the rest.
     in_input = {r.id for r in records} | {i.id for r in records for i in r.implied()}
     wanted = {t for r in records for _, t in r.edges()} - in_input
     missing = wanted - store.exists(wanted)

@@ -15,6 +15,11 @@ start-up. A value that does not parse is refused here, naming the variable.
 | GAF_LOCK_WAIT | ``lock_wait``: seconds to wait for another process's lock on the embedded store | 0 |
 | GAF_SIGNING_KEY | ``signing_key``: the Ed25519 seed closures are signed with (gaf.signing.private_key parses it) | unsigned |
 | GAF_VERIFY_KEY | ``verify_key``: the public key ``gaf verify`` requires on every closure (gaf.signing.public_key) | none |
+| GAF_MAX_RECORD_BYTES | ``max_record_bytes``: the largest record's canonical JSON (and JSONL line) | 1 MiB |
+| GAF_MAX_INPUT_BYTES | ``max_input_bytes``: the largest input file (claims, policy, rules) | 256 MiB |
+
+The two size limits reach the records through ``gaf.records.limits(...)``, a context the
+CLI enters for each command with its Settings; a library caller enters it the same way.
 
 Secrets (the Neo4j password, the signing key) come from the environment, never from the
 repository, and never appear in a Settings' repr.
@@ -26,12 +31,16 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gaf.errors import StoreUnavailable
+from gaf.errors import InvalidRecord, StoreUnavailable
 
 #: The embedded store a new user gets without configuring anything.
 DEFAULT_STORE = ".gaf/store.lbug"
 #: Default bound, in seconds, on the Neo4j driver's retries of one transaction.
 DEFAULT_RETRY_SECONDS = 30.0
+#: Default largest canonical record, in bytes (GAF_MAX_RECORD_BYTES; gaf.records.limits in Python).
+DEFAULT_MAX_RECORD_BYTES = 1 << 20
+#: Default largest input file, in bytes (GAF_MAX_INPUT_BYTES; gaf.records.limits in Python).
+DEFAULT_MAX_INPUT_BYTES = 256 << 20
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,8 @@ class Settings:
     lock_wait: float = 0.0
     signing_key: str = ""
     verify_key: str = ""
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -60,13 +71,16 @@ class Settings:
             lock_wait=_seconds(env, "GAF_LOCK_WAIT", 0.0),
             signing_key=env.get("GAF_SIGNING_KEY", ""),
             verify_key=env.get("GAF_VERIFY_KEY", ""),
+            max_record_bytes=_bytes(env, "GAF_MAX_RECORD_BYTES", DEFAULT_MAX_RECORD_BYTES),
+            max_input_bytes=_bytes(env, "GAF_MAX_INPUT_BYTES", DEFAULT_MAX_INPUT_BYTES),
         )
 
     def __repr__(self) -> str:  # never print the password
         return (f"Settings(store={self.store!r}, neo4j_user={self.neo4j_user!r}, neo4j_password=<{len(self.neo4j_password)} chars>, "
                 f"neo4j_database={self.neo4j_database!r}, neo4j_retry_seconds={self.neo4j_retry_seconds}, "
                 f"lock_wait={self.lock_wait}, signing_key=<{'set' if self.signing_key else 'unset'}>, "
-                f"verify_key={self.verify_key!r})")  # fmt: skip
+                f"verify_key={self.verify_key!r}, max_record_bytes={self.max_record_bytes}, "
+                f"max_input_bytes={self.max_input_bytes})")  # fmt: skip
 
 
 def _seconds(env: Mapping[str, str], variable: str, default: float) -> float:
@@ -80,3 +94,17 @@ def _seconds(env: Mapping[str, str], variable: str, default: float) -> float:
     if not value >= 0:
         raise StoreUnavailable(f"{variable} must not be negative, got {raw!r}", where=variable)
     return value
+
+
+def _bytes(env: Mapping[str, str], variable: str, default: int) -> int:
+    """A size limit in bytes: a positive integer, refused naming the variable otherwise."""
+    raw = env.get(variable)
+    if raw is None:
+        return default
+    try:
+        limit = int(raw)
+    except ValueError:
+        raise InvalidRecord(f"{variable} must be an integer, got {raw!r}") from None
+    if limit <= 0:
+        raise InvalidRecord(f"{variable} must be positive, got {limit}")
+    return limit

@@ -225,3 +225,18 @@ def test_the_public_api_is_listed_importable_and_shadows_no_module():
     assert not shadowed, f"gaf.__init__ re-exports a name that hides the module gaf.{shadowed[0]}"
     errors = [n for n in gaf.__all__ if isinstance(getattr(gaf, n), type) and issubclass(getattr(gaf, n), Exception)]
     assert all(getattr(gaf, n).__module__ == "gaf.errors" for n in errors), "every typed error lives in gaf/errors.py"
+
+
+def test_only_the_settings_module_reads_the_environment():
+    # Explicit configuration: Settings.from_env() is the one reader; the CLI calls it, the library is passed values.
+    bad = []
+    for rel, tree in MODULES:
+        if rel == "gaf/settings.py":
+            continue
+        for node in ast.walk(tree):
+            attribute = isinstance(node, ast.Attribute) and node.attr in ("environ", "environb", "getenv", "getenvb")
+            name = isinstance(node, ast.Name) and node.id in ("environ", "getenv")
+            named = isinstance(node, ast.ImportFrom) and node.module == "os" and {a.name for a in node.names} & {"environ", "getenv"}
+            if attribute or name or named:
+                bad.append(f"{rel}:{node.lineno}")
+    assert not bad, "read the environment in gaf/settings.py (Settings.from_env) and pass the values in:\n" + "\n".join(bad)

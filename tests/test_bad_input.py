@@ -33,11 +33,14 @@ from gaf.cli import app
 from gaf.errors import GafError, InvalidValue, PayloadTooLarge, ReadOnlyViolation
 from gaf.ledger import DEFAULT_MAX_INPUT_BYTES, TOO_DEEP, ingest
 from gaf.policies import policy_from_dict, read_policy, read_rules
+from gaf.records import Limits, current_limits, limits
 from gaf.rules import parse_clause
+from gaf.settings import Settings
 from gaf.store import GafStore
 from gaf.store.ladybug import LadybugStore
 from gaf.types import to_instant
 from queries.runner import check_read_only, run
+from tests.conftest import RENT
 from tests.figures import record
 from tests.workers import AT, BANK, LEDGER, POLICY, payment_claims, write_jsonl
 
@@ -154,26 +157,39 @@ def test_documents_nested_beyond_the_parsers_are_refused_by_line(ladybug_store, 
     assert ladybug_store.counts() == {}
 
 
-def test_an_input_file_over_the_size_limit_is_refused_before_it_is_read(ladybug_store, tmp_path, monkeypatch):
+def test_an_input_file_over_the_size_limit_is_refused_before_it_is_read(ladybug_store, tmp_path):
     assert DEFAULT_MAX_INPUT_BYTES == 256 * 1024 * 1024
     path = write_jsonl(tmp_path / "claims.jsonl", payment_claims("big", range(40)))
-    monkeypatch.setenv("GAF_MAX_INPUT_BYTES", str(path.stat().st_size - 1))
-    with pytest.raises(PayloadTooLarge, match=f"{path.stat().st_size} bytes, over the limit of {path.stat().st_size - 1}") as info:
+    size = path.stat().st_size
+    with limits(max_input_bytes=size - 1), pytest.raises(PayloadTooLarge, match=f"{size} bytes, over the limit of {size - 1}") as info:
         ingest(ladybug_store, path, recorded_at=AT)
     assert info.value.where == str(path)
-    monkeypatch.setenv("GAF_MAX_INPUT_BYTES", "100")
-    with pytest.raises(PayloadTooLarge, match="over the limit of 100"):
+    with limits(max_input_bytes=100), pytest.raises(PayloadTooLarge, match="over the limit of 100"):
         read_policy(ladybug_store, _policy_file(tmp_path, "x" * 200))
-    monkeypatch.setenv("GAF_MAX_INPUT_BYTES", "a lot")
     with pytest.raises(GafError, match="GAF_MAX_INPUT_BYTES must be an integer"):
-        ingest(ladybug_store, path, recorded_at=AT)
-    monkeypatch.setenv("GAF_MAX_INPUT_BYTES", str(path.stat().st_size))
-    assert len(ingest(ladybug_store, path, recorded_at=AT).write.written) == 42
+        Settings.from_env({"GAF_MAX_INPUT_BYTES": "a lot"})
+    with pytest.raises(GafError, match="max_input_bytes must be a positive integer"), limits(max_input_bytes=0):
+        pass
+    with limits(max_input_bytes=size):
+        assert len(ingest(ladybug_store, path, recorded_at=AT).write.written) == 42
+
+
+def test_the_command_line_takes_the_size_limits_from_the_environment(tmp_path):
+    # The library reads no environment: each command enters gaf.records.limits with its Settings.
+    runner = CliRunner()
+    target = str(tmp_path / "store.lbug")
+    refused = runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", target], env={"GAF_MAX_RECORD_BYTES": "600"})
+    assert refused.exit_code == 2 and "over the limit of 600" in refused.output, refused.output
+    unparsed = runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", target], env={"GAF_MAX_INPUT_BYTES": "a lot"})
+    assert unparsed.exit_code == 2 and "GAF_MAX_INPUT_BYTES must be an integer" in unparsed.output, unparsed.output
+    assert current_limits() == Limits()  # the command's limits end with the command
+    with GafStore.open(target) as s:
+        assert s.counts() == {}
+    assert runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", target]).exit_code == 0
 
 
 @pytest.mark.parametrize("suffix", ["yaml", "csv", "jsonl"])
-def test_a_record_over_the_size_limit_is_refused_in_every_format(ladybug_store, tmp_path, monkeypatch, suffix):
-    monkeypatch.setenv("GAF_MAX_RECORD_BYTES", "2000")
+def test_a_record_over_the_size_limit_is_refused_in_every_format(ladybug_store, tmp_path, suffix):
     big = "y" * 3000
     bodies = {
         "yaml": "- {kind: agent, key: bank, name: The bank, agent_type: organisation}\n"
@@ -186,7 +202,7 @@ def test_a_record_over_the_size_limit_is_refused_in_every_format(ladybug_store, 
         + json.dumps({"kind": "claim", "source": LEDGER.id, "observer": "bank", "observed_at": "2026-07-05T10:00:00Z",
                       "transformation": "api_export", "statements": [{"subject": "p", "predicate": "memo", "value": big}]}) + "\n",
     }  # fmt: skip
-    with pytest.raises(GafError) as info:
+    with limits(max_record_bytes=2000), pytest.raises(GafError) as info:
         ingest(ladybug_store, _claims_file(tmp_path, suffix, bodies[suffix]), recorded_at=AT)
     oversize = [e for e in info.value.errors if isinstance(e, PayloadTooLarge)]
     assert oversize and "over the limit of 2000" in oversize[0].what

@@ -9,6 +9,7 @@ import pytest
 
 from gaf.errors import BatchRejected, InvalidRecord
 from gaf.ledger import ingest
+from gaf.records import limits
 from tests.conftest import NOW, RENT, small_graph
 
 
@@ -109,11 +110,10 @@ def test_invalid_yaml_names_the_line(store, tmp_path):
     assert info.value.where.startswith(f"{path}:")
 
 
-def test_an_oversized_line_is_refused(store, tmp_path, monkeypatch):
-    monkeypatch.setenv("GAF_MAX_RECORD_BYTES", "4096")
+def test_an_oversized_line_is_refused(store, tmp_path):
     agent = small_graph()[0].to_json()
     path = _jsonl(tmp_path / "big.jsonl", [agent, dict(agent, name="x" * 5000)])
-    with pytest.raises(BatchRejected) as info:
+    with limits(max_record_bytes=4096), pytest.raises(BatchRejected) as info:
         ingest(store, path, recorded_at=NOW)
     assert type(info.value.errors[0]).__name__ == "PayloadTooLarge" and info.value.errors[0].where == f"{path}:2"
     assert store.counts() == {}

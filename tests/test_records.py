@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from gaf.errors import IdMismatch, InvalidRecord, PayloadTooLarge, UnknownKind
-from gaf.records import RECORD_TYPES, GAF, Claim, Proposition, json_schema, parse_body, parse_record
+from gaf.records import GAF, RECORD_TYPES, Claim, Proposition, json_schema, limits, parse_body, parse_record
 from tests.conftest import NOW, small_graph
 
 
@@ -77,11 +77,10 @@ def test_references_must_point_at_the_right_kind():
         parse_record(data)
 
 
-def test_oversized_records_are_refused_at_the_configured_limit(monkeypatch):
-    monkeypatch.setenv("GAF_MAX_RECORD_BYTES", "2000")
+def test_oversized_records_are_refused_at_the_configured_limit():
     data = json.loads(small_graph()[2].body)
     data["scope"] = "x" * 3000
-    with pytest.raises(PayloadTooLarge, match="over the limit of 2000"):
+    with limits(max_record_bytes=2000), pytest.raises(PayloadTooLarge, match="over the limit of 2000"):
         parse_record(data)
 
 

@@ -24,7 +24,8 @@ from rich.table import Table
 from gaf import __version__, signing
 from gaf.canonical import short_id
 from gaf.errors import GafError, InvalidRecord
-from gaf.records import IgnoredDeclaration, Record
+from gaf.records import IgnoredDeclaration, Record, limits
+from gaf.records.ledger import statement_text as ledger_text
 from gaf.settings import Settings
 from gaf.store import GafStore
 from gaf.store.config import open_store as open_named_store
@@ -89,13 +90,21 @@ def command(group: typer.Typer, name: str | None = None) -> Callable[[F], F]:
 
     The body runs with gaf's typed errors, and values that do not parse, turned into one
     line on stderr (or a JSON error with ``--json``) and the error family's exit code:
-    no command repeats that shape. The function itself is returned unchanged."""
+    no command repeats that shape. It runs under the size limits of the command's
+    settings (GAF_MAX_RECORD_BYTES, GAF_MAX_INPUT_BYTES through ``gaf.records.limits``).
+    The function itself is returned unchanged."""
 
     def register(fn: F) -> F:
         @functools.wraps(fn)
         def speak(*args: Any, **kwargs: Any) -> None:
             settings.cache_clear()  # each command reads the environment afresh, once
-            _run(bool(kwargs.get("as_json", False)), lambda: fn(*args, **kwargs))
+
+            def limited() -> None:
+                chosen = settings()
+                with limits(max_record_bytes=chosen.max_record_bytes, max_input_bytes=chosen.max_input_bytes):
+                    fn(*args, **kwargs)
+
+            _run(bool(kwargs.get("as_json", False)), limited)
 
         group.command(name)(speak)
         return fn
@@ -187,10 +196,8 @@ def summary(record: Record) -> str:
 
 
 def statement_text(s: Any) -> str:
-    """predicate(subject, object-or-value), as people write it; NOT for a denial."""
-    target = s.object if s.object is not None else json.dumps(s.value, ensure_ascii=False) if s.value is not None else None
-    neg = "NOT " if getattr(s, "polarity", "affirmed") == "denied" else ""
-    return f"{neg}{s.predicate}({s.subject}{'' if target is None else ', ' + target})"
+    """A statement or proposition as people read it (``gaf.records.ledger.statement_text``)."""
+    return ledger_text(s.predicate, s.subject, s.object, s.value, denied=getattr(s, "polarity", None) == "denied")
 
 
 def warn_ignored(ignored: Sequence[IgnoredDeclaration]) -> None:

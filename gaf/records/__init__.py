@@ -20,8 +20,10 @@ from gaf.records.actions import (
 from gaf.records.base import (
     DEFAULT_MAX_RECORD_BYTES,
     RESERVED_PROPERTIES,
+    Limits,
     Record,
-    byte_limit,
+    current_limits,
+    limits,
     max_record_bytes,
 )
 from gaf.records.ledger import (
@@ -113,6 +115,7 @@ __all__ = [
     "GAF",
     "Grant",
     "IgnoredDeclaration",
+    "Limits",
     "Outcome",
     "Polarity",
     "PolicyCandidate",
@@ -139,8 +142,9 @@ __all__ = [
     "VerdictRule",
     "VerdictRules",
     "Waiver",
-    "byte_limit",
+    "current_limits",
     "json_schema",
+    "limits",
     "matches_pattern",
     "max_record_bytes",
     "parse_body",

@@ -15,9 +15,12 @@ they never learn a record kind by name.
 from __future__ import annotations
 
 import json
-import os
 import types
 import typing
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal, Self
 
@@ -25,32 +28,60 @@ from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from gaf.canonical import canonical_json, digest, kind_of
 from gaf.errors import IdMismatch, InvalidRecord, PayloadTooLarge
+from gaf.settings import DEFAULT_MAX_INPUT_BYTES
+from gaf.settings import DEFAULT_MAX_RECORD_BYTES as DEFAULT_MAX_RECORD_BYTES
 from gaf.types import Value
-
-#: Default largest canonical record, in bytes (override with GAF_MAX_RECORD_BYTES).
-DEFAULT_MAX_RECORD_BYTES = 1 << 20
 
 #: Node properties every record has; no record field may take these names.
 RESERVED_PROPERTIES = frozenset({"id", "kind", "body", "written_at"})
 
 
-def max_record_bytes() -> int:
-    """The configured size limit of one record's canonical JSON."""
-    return byte_limit("GAF_MAX_RECORD_BYTES", DEFAULT_MAX_RECORD_BYTES)
+@dataclass(frozen=True)
+class Limits:
+    """The size limits in force: one record's canonical JSON, one input file (bytes)."""
+
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
 
 
-def byte_limit(variable: str, default: int) -> int:
-    """A size limit in bytes from the environment variable, else the default."""
-    raw = os.environ.get(variable)
-    if raw is None:
-        return default
+#: The limits of the running context; the built-in defaults unless ``limits()`` set others.
+_LIMITS: ContextVar[Limits] = ContextVar("gaf_limits", default=Limits())
+
+
+@contextmanager
+def limits(*, max_record_bytes: int | None = None, max_input_bytes: int | None = None) -> Iterator[Limits]:
+    """Build and read records under these size limits until the block ends.
+
+    A record's size is checked where its body is computed, deep inside validation, so
+    the limits are a context rather than a parameter: ``with gaf.records.limits(
+    max_record_bytes=4096): ingest(store, path, recorded_at=at)``. A limit not given keeps
+    the enclosing one (at the outside, the defaults: 1 MiB a record, 256 MiB a file).
+    The CLI enters it for each command with ``Settings.max_record_bytes`` and
+    ``Settings.max_input_bytes`` (GAF_MAX_RECORD_BYTES, GAF_MAX_INPUT_BYTES); the
+    library itself reads no environment."""
+    outer = _LIMITS.get()
+    chosen = Limits(
+        outer.max_record_bytes if max_record_bytes is None else max_record_bytes,
+        outer.max_input_bytes if max_input_bytes is None else max_input_bytes,
+    )
+    for name, value in vars(chosen).items():
+        if type(value) is not int or value <= 0:
+            raise InvalidRecord(f"{name} must be a positive integer, got {value!r}")
+    token = _LIMITS.set(chosen)
     try:
-        limit = int(raw)
-    except ValueError:
-        raise InvalidRecord(f"{variable} must be an integer, got {raw!r}") from None
-    if limit <= 0:
-        raise InvalidRecord(f"{variable} must be positive, got {limit}")
-    return limit
+        yield chosen
+    finally:
+        _LIMITS.reset(token)
+
+
+def current_limits() -> Limits:
+    """The size limits in force here (see ``limits``)."""
+    return _LIMITS.get()
+
+
+def max_record_bytes() -> int:
+    """The size limit of one record's canonical JSON in force here (see ``limits``)."""
+    return _LIMITS.get().max_record_bytes
 
 
 _SHARED: dict[tuple[type, str], Any] = {}
