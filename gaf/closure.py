@@ -22,9 +22,8 @@ from gaf.canonical import CANONICALISATION
 from gaf.derive import Entry, Truth, show
 from gaf.errors import GafError, InvalidRecord, UnknownReference
 from gaf.policies import check_established
-from gaf.projection import IMPLEMENTATION, Evaluated, PolicyFacts, evaluate, ground_of
+from gaf.projection import IMPLEMENTATION, Evaluated, PolicyFacts, evaluate, ground_of, program_of
 from gaf.records import GAF, AcceptedFact, Closure, Projection, Proposition, Record, Verdict, VerdictRules, matches_pattern
-from gaf.rules import Atom, Not, RuleRef, resolve
 from gaf.signing import sign
 from gaf.store.base import GafStore
 from gaf.types import Interval, format_instant
@@ -46,6 +45,7 @@ class Closed:
 def gaf_facts(store: GafStore, gaf: GAF, policy: Projection, as_of: datetime) -> tuple[PolicyFacts, dict[str, Proposition]]:
     """The GAF as a fact base: accepted facts true, unresolved unknown, rejected false."""
     found = store.get_many(gaf.facts)
+    # Not a write to refuse (dangling): a stored GAF naming facts the store lacks is a damaged store, said by the GAF's id.
     missing = sorted(set(gaf.facts) - found.keys())
     if missing:
         raise UnknownReference(f"GAF {gaf.id} lists facts that are not stored: {', '.join(missing[:3])}", where=gaf.id)
@@ -146,39 +146,12 @@ def _judge(rules: VerdictRules, facts: PolicyFacts, subject: str, policy: Projec
     if not judgement.settles:
         return judgement
     # An unknown derived premise is settled by the unresolved claims-level facts beneath it.
-    beneath = _beneath(policy, {s.split("(", 1)[0] for s in judgement.settles})
+    beneath = program_of(policy).beneath({s.split("(", 1)[0] for s in judgement.settles})
     extra = sorted(show(ground_of(props[p])) for p in gaf.unresolved if props[p].predicate in beneath)
     return Judgement(
         judgement.label, judgement.strength, judgement.low, judgement.high, judgement.rules,
         tuple(sorted(set(judgement.settles) | set(extra))), judgement.engine,
     )  # fmt: skip
-
-
-def _beneath(policy: Projection, predicates: set[str]) -> set[str]:
-    """The claim-level predicates the policy's rules reach from these derived ones."""
-    by_ref = {r.ref: r for r in policy.derivation_rules}
-    heads = {r.head.predicate for r in policy.derivation_rules}
-    seen: set[str] = set()
-    todo = [p for p in predicates if p in heads]
-    out: set[str] = set()
-    while todo:
-        p = todo.pop()
-        if p in seen:
-            continue
-        seen.add(p)
-        for r in policy.derivation_rules:
-            if r.head.predicate != p:
-                continue
-            for b in r.bodies:
-                for clause in b.when:
-                    inner = clause.not_ if isinstance(clause, Not) else clause
-                    if isinstance(inner, (Atom, RuleRef)):
-                        q = resolve(inner, by_ref).predicate
-                        if q in heads:
-                            todo.append(q)
-                        else:
-                            out.add(q)
-    return out
 
 
 # ---------------------------------------------------------------------- replay

@@ -16,14 +16,29 @@ are recursive.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal, Protocol
 
-from gaf.rules import Atom, Body, Clause, Compare, DerivationRule, Not, RuleRef, Term, check_rules, is_var, is_wild, resolve
+from gaf.records.ledger import statement_text
+from gaf.rules import (
+    Atom,
+    Body,
+    Clause,
+    Compare,
+    CompiledRule,
+    DerivationRule,
+    Not,
+    Program,
+    RuleRef,
+    Term,
+    compile_rules,
+    is_var,
+    is_wild,
+    resolve,
+)
 
 
 class Truth(IntEnum):
@@ -129,13 +144,15 @@ class Conclusions:
 Mode = Literal["semi-naive", "naive"]
 
 
-def evaluate_rules(rules: Sequence[DerivationRule], facts: FactBase, *, mode: Mode = "semi-naive") -> Conclusions:
-    """Evaluate the rules stratum by stratum to a fixpoint over ``facts``."""
-    strata = check_rules(rules)
-    by_ref = {r.ref: r for r in rules}
-    state = _State(facts=facts, by_ref=by_ref, derived={}, idb={r.head.predicate for r in rules})
-    for stratum in strata:
-        state.current = {r.head.predicate for r in stratum}
+def evaluate_rules(rules: Sequence[DerivationRule] | Program, facts: FactBase, *, mode: Mode = "semi-naive") -> Conclusions:
+    """Evaluate a program (or the rules, compiled here) stratum by stratum to a fixpoint over ``facts``.
+
+    The program's clauses are already resolved: evaluation never goes back to the
+    parser or the resolver."""
+    program = rules if isinstance(rules, Program) else compile_rules(rules)
+    state = _State(facts=facts, by_ref={}, derived={}, idb=set(program.heads))
+    for stratum in program.strata:
+        state.current = {r.rule.head.predicate for r in stratum}
         _fixpoint(state, stratum, mode)
         state.done |= state.current
     return Conclusions(state.derived, state.open, state.rounds, state.dead_ends)
@@ -157,15 +174,16 @@ class _State:
     index: dict[str, dict[Ground, Derived]] = field(default_factory=lambda: defaultdict(dict))
 
 
-def _fixpoint(state: _State, stratum: list[DerivationRule], mode: Mode) -> None:
+def _fixpoint(state: _State, stratum: Sequence[CompiledRule], mode: Mode) -> None:
     delta: set[Ground] | None = None  # None: the first round sees everything
     while True:
         state.rounds += 1
         changed: set[Ground] = set()
-        for r in stratum:
-            for number, b in enumerate(r.bodies):
-                for restrict in _restrictions(state, b.when, delta, mode):
-                    for j in _solve(state, r, number, restrict):
+        for compiled in stratum:
+            r = compiled.rule
+            for number, clauses in enumerate(compiled.bodies):
+                for restrict in _restrictions(state, clauses, delta, mode):
+                    for j in _solve(state, r, number, clauses, restrict):
                         if _record(state, r, j):
                             changed.add(_ground(r.head, dict(j.bindings)))
         if not changed:
@@ -173,13 +191,13 @@ def _fixpoint(state: _State, stratum: list[DerivationRule], mode: Mode) -> None:
         delta = changed
 
 
-def _restrictions(state: _State, clauses: list[Clause], delta: set[Ground] | None, mode: Mode) -> Iterator[Restriction]:
+def _restrictions(state: _State, clauses: Sequence[Clause], delta: set[Ground] | None, mode: Mode) -> Iterator[Restriction]:
     """Which body position must match the last round's new facts (semi-naive)."""
     if delta is None or mode == "naive":
         yield None
         return
     for position, clause in enumerate(clauses):
-        if isinstance(clause, (Atom, RuleRef)) and resolve(clause, state.by_ref).predicate in state.current:
+        if isinstance(clause, (Atom, RuleRef)) and _atom(state, clause).predicate in state.current:
             yield (position, delta)
 
 
@@ -222,10 +240,12 @@ class _Branch:
     unresolved: list[Ground]
 
 
-def _solve(state: _State, r: DerivationRule, number: int, restrict: Restriction) -> Iterator[Justification]:
+def _solve(
+    state: _State, r: DerivationRule, number: int, clauses: Sequence[Clause], restrict: Restriction
+) -> Iterator[Justification]:
     b = r.bodies[number]
     start = _Branch({}, Truth.TRUE, [], [], [])
-    for branch in _clauses(state, r, b.when, 0, start, restrict):
+    for branch in _clauses(state, r, clauses, 0, start, restrict):
         bindings = tuple(sorted(branch.binding.items()))
         confidence = b.confidence * min(
             (_confidence(state, p.ground) for p in branch.premises if p.derived), default=1.0
@@ -249,8 +269,14 @@ def _confidence(state: _State, ground: Ground) -> float:
     return max((j.confidence for j in d.justifications.values() if j.truth == d.truth), default=1.0)
 
 
+def _atom(state: _State, clause: Atom | RuleRef) -> Atom:
+    """The atom a clause stands for: itself in a compiled program; a rule reference in the
+    raw clauses ``holds`` is asked about is resolved against the rules it was given."""
+    return clause if isinstance(clause, Atom) else resolve(clause, state.by_ref)
+
+
 def _clauses(
-    state: _State, r: DerivationRule, clauses: list[Clause], i: int, branch: _Branch, restrict: Restriction
+    state: _State, r: DerivationRule, clauses: Sequence[Clause], i: int, branch: _Branch, restrict: Restriction
 ) -> Iterator[_Branch]:
     if i == len(clauses):
         yield branch
@@ -263,7 +289,7 @@ def _clauses(
     if isinstance(clause, Not):
         yield from _negation(state, r, clause, clauses, i, branch, restrict)
         return
-    a = resolve(clause, state.by_ref)
+    a = _atom(state, clause)
     only = restrict[1] if restrict is not None and restrict[0] == i else None
     entries = _entries(state, a, branch.binding, only)
     usable = [e for e in entries if e.truth != Truth.FALSE]
@@ -295,10 +321,10 @@ def _clauses(
 
 
 def _negation(
-    state: _State, r: DerivationRule, clause: Not, clauses: list[Clause], i: int, branch: _Branch, restrict: Restriction
+    state: _State, r: DerivationRule, clause: Not, clauses: Sequence[Clause], i: int, branch: _Branch, restrict: Restriction
 ) -> Iterator[_Branch]:
     """``clause``, the ``i``-th of ``clauses``, on this branch; then the clauses after it."""
-    a = resolve(clause.not_, state.by_ref)
+    a = _atom(state, clause.not_)
     entries = _entries(state, a, branch.binding, None)
     premises, negatives, unresolved = branch.premises, branch.negatives, branch.unresolved
     derived = a.predicate in state.idb
@@ -400,12 +426,15 @@ def _compare(c: Compare, binding: dict[str, Any]) -> bool:
 
 
 def show(ground: Ground) -> str:
-    """A ground atom as people write it: ``predicate(subject, object)``."""
+    """A ground atom as people write it: ``predicate(subject, object)``, through the one
+    statement text (``gaf.records.ledger.statement_text``).
+
+    A ground atom differs from a statement in two ways, kept here: it holds one target for
+    object and value, so non-empty text is written bare, as an object is; and a pattern's
+    open subject (None) is written ``_``."""
     predicate, subject, target = ground
-    if target is None:
-        return f"{predicate}({'_' if subject is None else subject})"
-    shown = target if isinstance(target, str) and target else json.dumps(target, ensure_ascii=False)
-    return f"{predicate}({'_' if subject is None else subject}, {shown})"
+    as_object = target if isinstance(target, str) and target else None
+    return statement_text(predicate, "_" if subject is None else subject, as_object, None if as_object is not None else target)
 
 
 def holds(

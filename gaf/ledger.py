@@ -540,6 +540,7 @@ def _check_stored_refs(
     store: GafStore, records: list[Record], items: list[Item], origin: dict[str, int], errors: list[ItemError]
 ) -> None:
     """Refuse, before writing, records pointing at ids neither in the input nor stored."""
+    # Not dangling(): direct references only, over the whole input before it is cut into batches; put refuses the rest.
     in_input = {r.id for r in records} | {i.id for r in records for i in r.implied()}
     wanted = {t for r in records for _, t in r.edges()} - in_input
     missing = wanted - store.exists(wanted)

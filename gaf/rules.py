@@ -22,6 +22,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeGuard
 
 from pydantic import BeforeValidator, ConfigDict, Field, PositiveInt, ValidationError, model_validator
@@ -310,6 +311,9 @@ def _term(token: tuple[str, str]) -> Term:
 
 
 def _show(term: Term) -> str:
+    """A term as the rule language writes it, so a rule's text parses back into the same rule:
+    text that would read as a number, a keyword or punctuation is quoted. Statements are
+    shown for people by ``gaf.records.ledger.statement_text``, which does not quote."""
     if isinstance(term, bool):
         return "true" if term else "false"
     if isinstance(term, str) and (is_var(term) or is_wild(term) or re.fullmatch(r"[^\s(),\"=!<>]+", term)):
@@ -447,3 +451,82 @@ def _strata(rules: list[DerivationRule], by_ref: dict[str, DerivationRule]) -> l
     for r in sorted(rules, key=lambda r: r.ref):
         strata.setdefault(level[r.head.predicate], []).append(r)
     return [strata[k] for k in sorted(strata)]
+
+
+# ---------------------------------------------------------------------- the compiled program
+
+
+def _resolved(clause: Clause, by_ref: dict[str, DerivationRule]) -> Clause:
+    """A clause with any rule reference replaced by the atom it stands for."""
+    if isinstance(clause, RuleRef):
+        return resolve(clause, by_ref)
+    if isinstance(clause, Not) and isinstance(clause.not_, RuleRef):
+        return Not.model_validate({"not": resolve(clause.not_, by_ref)})
+    return clause
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    """One rule as the evaluator runs it: its bodies' clauses with rule references resolved."""
+
+    rule: DerivationRule
+    bodies: tuple[tuple[Clause, ...], ...]
+
+    @property
+    def ref(self) -> str:
+        return self.rule.ref
+
+
+@dataclass(frozen=True)
+class Program:
+    """A rule set compiled once: checked, every rule reference resolved to the atom it
+    stands for (``paid@1(?m)`` → ``paid(?m)``), and stratified, lowest stratum first.
+
+    The evaluator (``gaf.derive``) runs a program without calling back into the parser
+    or the resolver, and the questions asked of a rule set — which predicates its bodies
+    read, which claim-level predicates a derived one rests on — are answered here, once.
+    """
+
+    rules: tuple[CompiledRule, ...]
+    strata: tuple[tuple[CompiledRule, ...], ...]
+    #: the predicates the rules conclude
+    heads: frozenset[str]
+
+    def reads(self) -> set[str]:
+        """Every predicate a rule body reads, positively or under ``not``."""
+        return {a.predicate for r in self.rules for body in r.bodies for c in body for a in _atoms_of(c)}
+
+    def beneath(self, predicates: Iterable[str]) -> set[str]:
+        """The predicates no rule concludes that the rules for these reach, transitively."""
+        by_head: dict[str, list[CompiledRule]] = {}
+        for r in self.rules:
+            by_head.setdefault(r.rule.head.predicate, []).append(r)
+        seen: set[str] = set()
+        todo = [p for p in predicates if p in self.heads]
+        out: set[str] = set()
+        while todo:
+            p = todo.pop()
+            if p in seen:
+                continue
+            seen.add(p)
+            for r in by_head.get(p, []):
+                for body in r.bodies:
+                    for q in {a.predicate for c in body for a in _atoms_of(c)}:
+                        if q in self.heads:
+                            todo.append(q)
+                        else:
+                            out.add(q)
+        return out
+
+
+def compile_rules(rules: Iterable[DerivationRule], *, known_predicates: set[str] | None = None) -> Program:
+    """Check a rule set (``check_rules``), resolve its rule references and stratify it: the program."""
+    rules = list(rules)
+    strata = check_rules(rules, known_predicates=known_predicates)
+    by_ref = {r.ref: r for r in rules}
+    compiled = {r.ref: CompiledRule(r, tuple(tuple(_resolved(c, by_ref) for c in b.when) for b in r.bodies)) for r in rules}
+    return Program(
+        rules=tuple(compiled[r.ref] for r in rules),
+        strata=tuple(tuple(compiled[r.ref] for r in stratum) for stratum in strata),
+        heads=frozenset(r.head.predicate for r in rules),
+    )

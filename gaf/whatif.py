@@ -22,7 +22,18 @@ from pydantic import TypeAdapter, ValidationError
 
 from gaf.derive import Ground, holds_grounds
 from gaf.projection import Evaluated, bind_head, cone_claims, evaluate_over, ground_of, proposition_of
-from gaf.records import Claim, Closure, CompletenessDeclaration, Projection, Proposition, Statement, Transformation, VerdictRules
+from gaf.records import (
+    Claim,
+    Closure,
+    CompletenessDeclaration,
+    Projection,
+    Proposition,
+    Statement,
+    Transformation,
+    VerdictRules,
+    matches_pattern,
+)
+from gaf.records.ledger import statement_text
 from gaf.rules import Atom, Not, is_var, is_wild
 from gaf.store.base import GafStore
 from gaf.types import Key
@@ -41,8 +52,7 @@ class Change:
     why: str
 
     def describe(self) -> str:
-        stmts = "; ".join(f"{'NOT ' if s.polarity == 'denied' else ''}{s.predicate}({s.subject}"
-                          f"{'' if (s.object if s.object is not None else s.value) is None else ', ' + str(s.object if s.object is not None else s.value)})"
+        stmts = "; ".join(statement_text(s.predicate, s.subject, s.object, s.value, denied=s.polarity == "denied")
                           for s in self.claim.statements)  # fmt: skip
         return f"{self.kind} {stmts}" + (f" [{self.claim.id}]" if self.kind == "retract" else "") + f" — {self.why}"
 
@@ -200,12 +210,12 @@ def _unknown_premises(rules: VerdictRules, evaluated: Evaluated, subject: str) -
         statable = _statable(ground)
         if statable is not None:
             out.append(statable)
-        for derivation in sorted(evaluated.policy.derivation_rules, key=lambda r: r.ref):
-            binding = bind_head(derivation.head, *ground)
+        for compiled in sorted(facts.program.rules, key=lambda r: r.ref):
+            binding = bind_head(compiled.rule.head, *ground)
             if binding is None:
                 continue
-            for body in derivation.bodies:
-                pending += sorted(holds_grounds(body.when, facts, binding, facts.by_ref)[2], key=repr)
+            for clauses in compiled.bodies:
+                pending += sorted(holds_grounds(clauses, facts, binding)[2], key=repr)
     return out
 
 
@@ -299,7 +309,7 @@ def _candidates(policy: Projection, rules: VerdictRules, closure: Closure, claim
             add(p, polarity, f"contests the {ev.outcome.value} {p.predicate}")
     for scope in sorted(policy.completeness, key=lambda d: d.id):
         if scope.id in closure.completeness:
-            named = [a for a in _named(policy, rules, scope.predicate) if scope.object == "*" or (isinstance(a, str) and _fits(scope.object, a))]
+            named = [a for a in _named(policy, rules, scope.predicate) if matches_pattern(scope.object, a)]
             into = {c.id: c for c in (_into_scope(scope, claims, closure.as_of, closure.subject, a) for a in [None, *named])}
             out += [Change("add", c, "falls into a closed scope the closure relied on") for c in into.values()]
     return out
@@ -342,8 +352,8 @@ def _into_scope(scope: CompletenessDeclaration, claims: list[Claim], at: datetim
     """A claim from the declaring source inside the scope: about the closure's subject if it
     fits, else on a subject already in the cone if one fits; carrying the argument a rule
     names if one is given."""
-    subjects = sorted({s.subject for c in claims for s in c.statements if _fits(scope.subject, s.subject)})
-    if _fits(scope.subject, subject):
+    subjects = sorted({s.subject for c in claims for s in c.statements if matches_pattern(scope.subject, s.subject)})
+    if matches_pattern(scope.subject, subject):
         subjects = [subject]
     subject = subjects[0] if subjects else scope.subject.rstrip("*") + "what-if"
     st: dict[str, Any] = {"subject": subject, "predicate": scope.predicate, "valid": scope.valid.model_dump(mode="json")}
@@ -356,10 +366,6 @@ def _into_scope(scope: CompletenessDeclaration, claims: list[Claim], at: datetim
     if subject.endswith("what-if") or scope.subject == "*":
         st["subject"] = "what-if:payment" if scope.subject == "*" else subject
     return _hypothesis(scope.source, st, at)
-
-
-def _fits(pattern: str, value: str) -> bool:
-    return pattern == "*" or (value.startswith(pattern[:-1]) if pattern.endswith("*") else value == pattern)
 
 
 def _check_cone(report: WhatIf, policy: Projection, rules: VerdictRules, claims: list[Claim], closure: Closure, base: Judgement) -> None:

@@ -26,7 +26,7 @@ from typing import IO
 from rdflib import Graph
 
 from gaf.canonical import kind_of
-from gaf.errors import ExportError, InvalidRecord, UnknownReference
+from gaf.errors import ExportError, UnknownReference
 from gaf.records import RECORD_TYPES, Closure, Record
 from gaf.store.base import GafStore
 from prov_export.mapping import DEFAULT_BASE, GAF, PROV, Mapper
@@ -35,6 +35,13 @@ RDF_FORMATS = {"ttl": "turtle", "jsonld": "json-ld", "nt": "nt"}
 PROV_FORMATS = {"provn": "provn", "provjson": "json", "provxml": "xml"}
 FORMATS = (*RDF_FORMATS, *PROV_FORMATS)
 CANONICAL_HASH = "sha256 of RDFC-1.0 canonical N-Quads (pyoxigraph)"
+
+
+def check_format(fmt: str) -> None:
+    """Refuse a format this module cannot write, before anything is read or built: the one
+    check, which ``export``, ``serialise`` and the CLI rely on."""
+    if fmt not in FORMATS:
+        raise ExportError(f"unknown format {fmt!r}", hint=f"one of: {', '.join(FORMATS)}")
 
 
 # ---------------------------------------------------------------------- scopes
@@ -109,22 +116,21 @@ def graph(records: Iterable[Record], *, base: str = DEFAULT_BASE) -> Graph:
 
 def serialise(g: Graph, fmt: str) -> str:
     """One graph in one of the supported formats."""
+    check_format(fmt)
     if fmt in RDF_FORMATS:
         return g.serialize(format=RDF_FORMATS[fmt])
-    if fmt in PROV_FORMATS:
-        import warnings
+    import warnings
 
-        from prov.model import ProvDocument
+    from prov.model import ProvDocument
 
-        with warnings.catch_warnings():
-            # prov keeps no types for roles (gaf:reliedOnAbsence a prov:Role); the roles themselves are kept
-            warnings.simplefilter("ignore", UserWarning)
-            document = ProvDocument.deserialize(content=g.serialize(format="turtle"), format="rdf", rdf_format="turtle")
-        # into our own buffer, as prov does when given none: its serialize() is typed str | None for the other cases
-        buffer = io.StringIO()
-        document.serialize(buffer, format=PROV_FORMATS[fmt])
-        return _unused_prefixes_dropped(buffer.getvalue(), fmt)
-    raise ExportError(f"unknown format {fmt!r}", hint=f"one of: {', '.join(FORMATS)}")
+    with warnings.catch_warnings():
+        # prov keeps no types for roles (gaf:reliedOnAbsence a prov:Role); the roles themselves are kept
+        warnings.simplefilter("ignore", UserWarning)
+        document = ProvDocument.deserialize(content=g.serialize(format="turtle"), format="rdf", rdf_format="turtle")
+    # into our own buffer, as prov does when given none: its serialize() is typed str | None for the other cases
+    buffer = io.StringIO()
+    document.serialize(buffer, format=PROV_FORMATS[fmt])
+    return _unused_prefixes_dropped(buffer.getvalue(), fmt)
 
 
 def _unused_prefixes_dropped(text: str, fmt: str) -> str:
@@ -171,8 +177,7 @@ class Exported:
 
 def export(records: list[Record], fmt: str, out: str | Path | None, *, base: str = DEFAULT_BASE, with_hash: bool = True) -> tuple[Exported, str | None]:
     """Export some records; write to ``out`` (atomically) or return the text when ``out`` is None."""
-    if fmt not in FORMATS:
-        raise ExportError(f"unknown format {fmt!r}", hint=f"one of: {', '.join(FORMATS)}")
+    check_format(fmt)
     g = graph(records, base=base)
     text = serialise(g, fmt)
     result = Exported(str(out) if out else None, fmt, len(g), len(records), canonical_hash(g) if with_hash else None)
@@ -219,8 +224,3 @@ def _atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def check_format(fmt: str) -> None:
-    if fmt not in FORMATS:
-        raise InvalidRecord(f"unknown export format {fmt!r}", hint=f"one of: {', '.join(FORMATS)}")

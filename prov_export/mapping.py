@@ -25,6 +25,7 @@ from rdflib.namespace import RDF, RDFS, XSD
 
 from gaf import records as r
 from gaf.canonical import kind_prefix
+from gaf.records.ledger import statement_text
 from gaf.types import format_instant
 
 PROV = Namespace("http://www.w3.org/ns/prov#")
@@ -104,14 +105,13 @@ class Mapper:
     def _proposition(self, s: URIRef, p: r.Proposition) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Entity
         yield s, RDF.type, GAF.Proposition
-        target = p.object if p.object is not None else p.value
-        yield s, RDFS.label, Literal(f"{p.predicate}({p.subject}{'' if target is None else f', {target}'})")
+        yield s, RDFS.label, Literal(statement_text(p.predicate, p.subject, p.object, p.value))
 
     def _completeness(self, s: URIRef, d: r.CompletenessDeclaration) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Entity
         yield s, RDF.type, GAF.ClosedScope
         yield s, PROV.wasAttributedTo, self.iri(d.source)
-        yield s, RDFS.label, Literal(f"{d.predicate}({d.subject}, {d.object}) complete as of {format_instant(d.as_of)}")
+        yield s, RDFS.label, Literal(f"{d.scope_text()} complete as of {format_instant(d.as_of)}")
 
     # ------------------------------------------------------------------ projection
 

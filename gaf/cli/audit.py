@@ -44,8 +44,7 @@ def export_prov(
 
     if sum(bool(x) for x in (closure_id, subject, everything)) != 1:
         raise GafError("give exactly one of --closure, --subject or --all")
-    if fmt not in prov_export.FORMATS:
-        raise prov_export.ExportError(f"unknown format {fmt!r}", hint=f"one of: {', '.join(prov_export.FORMATS)}")
+    prov_export.check_format(fmt)
     with open_store(store, read_only=True) as s:
         if everything:
             if out_path is None or fmt != "nt":

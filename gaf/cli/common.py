@@ -25,6 +25,7 @@ from gaf import __version__, signing
 from gaf.canonical import short_id
 from gaf.errors import GafError, InvalidRecord
 from gaf.records import IgnoredDeclaration, Record, limits
+from gaf.records.ledger import statement_text as ledger_text
 from gaf.settings import Settings
 from gaf.store import GafStore
 from gaf.store.config import open_store as open_named_store
@@ -195,10 +196,8 @@ def summary(record: Record) -> str:
 
 
 def statement_text(s: Any) -> str:
-    """predicate(subject, object-or-value), as people write it; NOT for a denial."""
-    target = s.object if s.object is not None else json.dumps(s.value, ensure_ascii=False) if s.value is not None else None
-    neg = "NOT " if getattr(s, "polarity", "affirmed") == "denied" else ""
-    return f"{neg}{s.predicate}({s.subject}{'' if target is None else ', ' + target})"
+    """A statement or proposition as people read it (``gaf.records.ledger.statement_text``)."""
+    return ledger_text(s.predicate, s.subject, s.object, s.value, denied=getattr(s, "polarity", None) == "denied")
 
 
 def warn_ignored(ignored: Sequence[IgnoredDeclaration]) -> None:

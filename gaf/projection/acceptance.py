@@ -119,26 +119,20 @@ def _unsupported(store: GafStore, chosen: list[Candidate]) -> dict[str, GafError
     A derived fact is only as good as what it rests on; accepting it without its
     premises would write a proof with a hole in it.
     """
-    chosen_ids = {c.id for c in chosen}
-    premises = {p for c in chosen if isinstance(c.justification, Derivation) for p in c.justification.premises}
-    stored = store.exists(premises - chosen_ids)
-    bad: dict[str, GafError] = {}
-    changed = True
-    while changed:
-        changed = False
-        for c in chosen:
-            if c.id in bad or not isinstance(c.justification, Derivation):
-                continue
-            missing = [p for p in c.justification.premises
-                       if p.startswith("fact:") and (p in bad or p not in chosen_ids and p not in stored)]  # fmt: skip
-            if missing:
-                bad[c.id] = UnknownReference(
-                    f"{show(ground_of(c.proposition))} rests on {missing[0]}, which is neither accepted here nor stored",
-                    where=c.id,
-                    hint="accept its premises in the same decision, or first",
-                )
-                changed = True
-    return bad
+    by_id = {c.id: c for c in chosen}
+    premises = {
+        c.id: [("premise", p) for p in c.justification.premises if p.startswith("fact:")]
+        if isinstance(c.justification, Derivation) else []
+        for c in chosen
+    }  # fmt: skip
+    return {
+        fact: UnknownReference(
+            f"{show(ground_of(by_id[fact].proposition))} rests on {premise}, which is neither accepted here nor stored",
+            where=fact,
+            hint="accept its premises in the same decision, or first",
+        )
+        for fact, (_, premise) in store.unresolved(premises).items()
+    }
 
 
 def _records_for(evaluated: Evaluated, chosen: list[Candidate]) -> list[Record]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from gaf.derive import Conclusions, Entry, Ground, Justification, Truth, evaluate_rules, show
 from gaf.errors import InvalidRecord
-from gaf.projection.cone import cone_claims, established_predicates
+from gaf.projection.cone import cone_claims, program_of
 from gaf.projection.facts import PolicyFacts, evaluated_entries, ground_of, proposition_of
 from gaf.projection.weighing import closed_scopes, evaluate_claims
 from gaf.records import (
@@ -30,7 +30,6 @@ from gaf.records import (
     Projection,
     Proposition,
 )
-from gaf.rules import check_rules
 from gaf.store.base import GafStore
 
 
@@ -158,7 +157,7 @@ def evaluate(store: GafStore, policy: Projection, *, as_of: datetime) -> Evaluat
 
 def evaluate_over(policy: Projection, claims: Iterable[Claim], *, as_of: datetime) -> Evaluated:
     """``evaluate`` over claims already in hand (e.g. an in-memory what-if copy)."""
-    check_rules(policy.derivation_rules, known_predicates=established_predicates(policy))
+    program = program_of(policy)  # refuses rules that read what nothing establishes, before any work
     cutoff = min(as_of, policy.cutoff) if policy.cutoff else as_of
     claims = sorted((c for c in claims if c.recorded_at <= cutoff), key=lambda c: c.id)
     evaluations, exclusions = evaluate_claims(policy, claims)
@@ -168,7 +167,7 @@ def evaluate_over(policy: Projection, claims: Iterable[Claim], *, as_of: datetim
             p = st.proposition()
             props[p.id] = p
     facts = PolicyFacts(policy, evaluated_entries(evaluations, props), as_of)
-    conclusions = evaluate_rules(policy.derivation_rules, facts)
+    conclusions = evaluate_rules(program, facts)
     return _candidates(policy, as_of, claims, evaluations, exclusions, props, conclusions)
 
 

@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from gaf.records import Claim, Projection, matches_pattern
-from gaf.rules import Atom, Not, RuleRef, resolve
+from gaf.records.ledger import split_patterns
+from gaf.rules import Program, compile_rules
 from gaf.store.base import GafStore
 from gaf.types import format_instant
 
@@ -22,17 +23,27 @@ def established_predicates(policy: Projection) -> set[str]:
     return {p for t in policy.trust for p in t.predicates} | set(policy.conclusions)
 
 
+#: Compiled programs by policy id (ids are content hashes: one id, one program).
+_PROGRAMS: dict[str, Program] = {}
+_PROGRAMS_MAX = 1024
+
+
+def program_of(policy: Projection) -> Program:
+    """The policy's derivation rules compiled once: checked (every predicate derived or one a
+    trusted source may establish), rule references resolved, stratified."""
+    found = _PROGRAMS.get(policy.id)
+    if found is None:
+        found = compile_rules(policy.derivation_rules, known_predicates=established_predicates(policy))
+        if len(_PROGRAMS) >= _PROGRAMS_MAX:
+            _PROGRAMS.clear()
+        _PROGRAMS[policy.id] = found
+    return found
+
+
 def cone_predicates(policy: Projection) -> set[str]:
     """Every predicate the policy can read: those sources may establish, and those rules mention."""
-    preds = established_predicates(policy)
-    by_ref = {r.ref: r for r in policy.derivation_rules}
-    for r in policy.derivation_rules:
-        for b in r.bodies:
-            for clause in b.when:
-                inner = clause.not_ if isinstance(clause, Not) else clause
-                if isinstance(inner, Atom) or isinstance(inner, RuleRef) and inner.rule in by_ref:
-                    preds.add(resolve(inner, by_ref).predicate)
-    return preds - {r.head.predicate for r in policy.derivation_rules} | set(policy.conclusions)
+    program = program_of(policy)
+    return (established_predicates(policy) | program.reads()) - program.heads | set(policy.conclusions)
 
 
 def cone_claims(store: GafStore, policy: Projection, as_of: datetime) -> list[Claim]:
@@ -40,8 +51,7 @@ def cone_claims(store: GafStore, policy: Projection, as_of: datetime) -> list[Cl
     cutoff = format_instant(min(as_of, policy.cutoff) if policy.cutoff else as_of)
     predicates = sorted(cone_predicates(policy))
     patterns = policy.scope.subjects or ["*"]
-    exact = sorted(p for p in patterns if not p.endswith("*"))
-    prefixes = sorted(p[:-1] for p in patterns if p.endswith("*"))
+    exact, prefixes = split_patterns(patterns)
     # The cut-off is applied here, not in the store's question: see gaf.store.questions.
     found = store.cone_claims(exact, prefixes, predicates)
     invalid = store.invalidations({c.source for c in found}, as_of)

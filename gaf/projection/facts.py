@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from gaf.derive import Entry, Ground, Truth, holds
+from gaf.projection.cone import program_of
 from gaf.projection.weighing import closed_scopes
 from gaf.records import Evaluation, Outcome, Projection, Proposition
 from gaf.rules import Atom
@@ -32,9 +33,9 @@ class PolicyFacts:
         self.by_pred: dict[str, list[Entry]] = defaultdict(list)
         for e in entries:
             self.by_pred[e.ground[0]].append(e)
-        self.derived = {r.head.predicate for r in policy.derivation_rules}
-        self._rules = sorted(policy.derivation_rules, key=lambda r: r.ref)
-        self.by_ref = {r.ref: r for r in self._rules}
+        self.program = program_of(policy)
+        self.derived = set(self.program.heads)
+        self._rules = sorted(self.program.rules, key=lambda r: r.ref)
         self._asking: set[Ground] = set()
         self.declarations, self.ignored = closed_scopes(policy, as_of)
 
@@ -62,12 +63,12 @@ class PolicyFacts:
             return False  # a recursive rule asking for itself: that way derives nothing
         self._asking.add(ground)
         try:
-            for rule in self._rules:
-                binding = bind_head(rule.head, predicate, subject, obj)
+            for compiled in self._rules:
+                binding = bind_head(compiled.rule.head, predicate, subject, obj)
                 if binding is None:
                     continue
-                for body in rule.bodies:
-                    if holds(body.when, self, binding, self.by_ref)[0] != Truth.FALSE:
+                for clauses in compiled.bodies:
+                    if holds(clauses, self, binding)[0] != Truth.FALSE:
                         return True
             return False
         finally:

@@ -146,8 +146,7 @@ def closed_scopes(policy: Projection, as_of: datetime) -> tuple[list[Completenes
         else:
             used.append(d)
             continue
-        scope = f"{d.predicate}({d.subject}{'' if d.object == '*' else ', ' + d.object})"
-        ignored.append(IgnoredDeclaration(declaration=d.id, reason=f"{scope}: {why}"))
+        ignored.append(IgnoredDeclaration(declaration=d.id, reason=f"{d.scope_text()}: {why}"))
     return used, ignored
 
 

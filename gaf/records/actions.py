@@ -8,7 +8,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, PositiveInt
 
 from gaf.records.base import Record
-from gaf.records.ledger import _pattern_covers
+from gaf.records.ledger import matches_pattern
 from gaf.types import Instant, Interval, Key, Ref, Text
 
 # boilerplate: every record kind below declares the same things in the same order (kind, LABEL, TIME_FIELD,
@@ -38,7 +38,7 @@ class Grant(Record):
     granted_at: Instant
 
     def covers(self, subject: str) -> bool:
-        return any(_pattern_covers(p, subject) for p in self.subjects)
+        return any(matches_pattern(p, subject) for p in self.subjects)
 
 
 class ActionPolicy(Record):

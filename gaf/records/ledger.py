@@ -7,6 +7,8 @@ patterns (exact, prefix*, *) those scopes and grants are written in.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
@@ -129,6 +131,20 @@ class Statement(Value):
         return Proposition(subject=self.subject, predicate=self.predicate, object=self.object, value=self.value, valid=self.valid)
 
 
+def statement_text(predicate: str, subject: Any, obj: Any = None, value: Any = None, *, denied: bool = False) -> str:
+    """A statement as people read it: ``predicate(subject, object)``, or with the value
+    written as JSON when there is no object (``paid(rent:7, true)``, ``note(rent:7, "late")``),
+    ``predicate(subject)`` with neither, and ``NOT`` before a denial.
+
+    The one way a statement or a scope is shown, so the CLI, the what-if report, warnings,
+    error messages and the PROV labels say the same thing. Rules are written otherwise, on
+    purpose: an atom of the rule language (``gaf.rules.Atom``) quotes its terms so that the
+    text parses back into the same rule.
+    """
+    target = obj if obj is not None else json.dumps(value, ensure_ascii=False) if value is not None else None
+    return f"{'NOT ' if denied else ''}{predicate}({subject}{'' if target is None else ', ' + target})"
+
+
 _Target = TypeVar("_Target", Proposition, Statement)
 
 
@@ -140,7 +156,7 @@ def _object_or_value(s: _Target) -> _Target:
     """
     if s.object is not None and s.value is not None:
         raise ValueError(
-            f"{s.predicate}({s.subject}) has both an object ({s.object!r}) and a value ({s.value!r}): keep object "
+            f"{statement_text(s.predicate, s.subject)} has both an object ({s.object!r}) and a value ({s.value!r}): keep object "
             "if it names another thing (an account, a rent), or value if it is a literal (an amount, a date, a flag), "
             "and drop the other"
         )
@@ -201,23 +217,36 @@ class CompletenessDeclaration(Record):
     valid: Interval
     as_of: Instant
 
+    def scope_text(self) -> str:
+        """The scope as people read it: ``predicate(subject pattern[, object pattern])``,
+        the object left out when it is ``*``, any object (its default)."""
+        return statement_text(self.predicate, self.subject, None if self.object == "*" else self.object)
+
     def covers(self, predicate: str, subject: Any, obj: Any) -> bool:
         """Whether a pattern (None: any value) falls inside this declaration's scope."""
         return (
             predicate == self.predicate
-            and _pattern_covers(self.subject, subject)
-            and _pattern_covers(self.object, obj)
+            and matches_pattern(self.subject, subject)
+            and matches_pattern(self.object, obj)
         )
 
 
-def _pattern_covers(pattern: str, value: Any) -> bool:
+def matches_pattern(pattern: str, value: Any) -> bool:
+    """Whether a value falls inside a subject or object pattern: an exact value, a prefix
+    ending in ``*``, or ``*`` alone. The one place a pattern is read, so a policy's scope,
+    a grant and a closed scope cannot disagree on what ``rent:*`` covers.
+
+    Only ``*`` covers a value that is not text (None, a number): the others name keys."""
     if pattern == "*":
         return True
-    if value is None or not isinstance(value, str):
+    if not isinstance(value, str):
         return False
     return value.startswith(pattern[:-1]) if pattern.endswith("*") else value == pattern
 
 
-def matches_pattern(pattern: str, value: str) -> bool:
-    """Whether a subject matches an exact, prefix* or * pattern."""
-    return _pattern_covers(pattern, value)
+def split_patterns(patterns: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The exact values and the prefixes of some patterns, each sorted, as a store matches
+    them (``*`` alone is the empty prefix): the same reading as ``matches_pattern``."""
+    exact = sorted(p for p in patterns if not p.endswith("*"))
+    prefixes = sorted(p[:-1] for p in patterns if p.endswith("*"))
+    return exact, prefixes

@@ -20,7 +20,8 @@ from __future__ import annotations
 import abc
 import functools
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any, TypeVar, overload
 
@@ -109,6 +110,13 @@ class Questions(abc.ABC):
     def has(self, record_id: str) -> bool:
         """Whether a record with this id is stored (one indexed lookup on either store)."""
         return bool(self._rows(_GET[label_of(kind_of(record_id))], {"id": record_id}))
+
+    def unresolved(self, refs: Mapping[str, Sequence[tuple[str, str]]]) -> dict[str, tuple[str, str]]:
+        """Which of these items, by id, point at an id that is neither among them nor stored,
+        directly or through another item so refused: ``dangling`` over what the store lacks.
+        ``refs`` maps each item to its (relationship, target) pairs."""
+        outside = {t for pairs in refs.values() for _, t in pairs} - refs.keys()
+        return dangling(refs, outside - self.exists(outside))
 
     @overload
     def find(self, kind: str, **where: Any) -> list[Record]: ...
@@ -321,6 +329,29 @@ class Snapshot(Questions):
     def _rows(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = self._tx.run(cypher, params)
         return rows
+
+
+def dangling(refs: Mapping[str, Sequence[tuple[str, str]]], missing: AbstractSet[str]) -> dict[str, tuple[str, str]]:
+    """The items that must be refused because a reference dangles, each with the first
+    (relationship, target) that does: a target among ``missing``, or an item refused here
+    (a target that is itself a key of the answer was refused, not missing).
+
+    Refusal is transitive, so nothing is written that points at a record never written:
+    the one rule behind ``put`` and accepting derived facts. ``refs`` maps each item to its
+    (relationship, target) pairs, in order; the answer keeps the order items were refused in."""
+    bad: dict[str, tuple[str, str]] = {}
+    changed = bool(missing)
+    while changed:
+        changed = False
+        for item, pairs in refs.items():
+            if item in bad:
+                continue
+            for rel, target in pairs:
+                if target in missing or target in bad:
+                    bad[item] = (rel, target)
+                    changed = True
+                    break
+    return bad
 
 
 def _typed(record: Record | None, record_id: str, kind: type[R], location: str) -> R:
