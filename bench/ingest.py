@@ -533,7 +533,10 @@ def bench_ladybug(ctx: Context) -> None:
                 else:
                     store = GafStore.open(str(path))
                     if name == "gaf":
-                        write = store.put
+                        written_at = datetime.now(timezone.utc)
+
+                        def write(batch: Sequence[Record], store: Any = store, at: datetime = written_at) -> None:
+                            store.put(batch, at=at)
                     elif name == "pipe":
                         write = _pipelined(store, ctx.batches)
                     else:
@@ -693,6 +696,7 @@ def to_json(ctx: Context) -> dict[str, Any]:
         "command": ctx.meta["command"],
         "args": vars(ctx.args),
         "machine": ctx.meta["machine"],
+        "load_average": ctx.meta.get("load_average"),
         "neo4j": ctx.meta.get("neo4j"),
         "ladybug": ctx.meta.get("ladybug"),
         "graph": {
@@ -762,6 +766,9 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": "python -m bench ingest " + " ".join(argv),
         "machine": _machine(),
+        # the 1-, 5- and 15-minute load averages when the run started and ended: a benchmark is
+        # only worth its figures on a machine that was otherwise idle (2 cores here)
+        "load_average": {"start": list(os.getloadavg())},
     }
     with _progress() as progress:
         task = progress.add_task("building records", total=args.nodes)
@@ -791,6 +798,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         if ctx.runs:
+            meta["load_average"]["end"] = list(os.getloadavg())
             doc = to_json(ctx)
             report(doc)
             if args.json:

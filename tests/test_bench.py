@@ -76,3 +76,14 @@ def test_python_m_bench_exits_with_the_benchmark_code(tmp_path):
     assert subprocess.run(run, cwd=ROOT, capture_output=True, timeout=300).returncode == 0
     bad = subprocess.run([sys.executable, "-m", "bench", "verdict", "--graphs", "sideways"], cwd=ROOT, capture_output=True, timeout=300)
     assert bad.returncode == 2
+
+
+def test_the_ingest_benchmark_runs_gaf_beside_raw_on_the_embedded_store_and_records_the_load(tmp_path):
+    # A tiny run on LadybugDB only (no Neo4j): every variant writes the same graph, counts verified.
+    from bench import ingest
+
+    out = tmp_path / "ingest.json"
+    assert ingest.main(["--nodes", "1500", "--stores", "ladybug", "--variants", "raw,gaf", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert {r["variant"] for r in doc["runs"]} >= {"raw", "gaf"} and all(r["verified"] for r in doc["runs"])
+    assert len(doc["load_average"]["start"]) == 3 and len(doc["load_average"]["end"]) == 3
