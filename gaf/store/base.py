@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol, Self, TypeVar
 from gaf.canonical import kind_of
 from gaf.errors import BatchRejected, GafError, InvalidRecord, StoreError, UnknownReference
 from gaf.records import RECORD_TYPES, Record, parse_record
-from gaf.store.questions import _EXISTING, STATEMENT_ROWS, Questions, Snapshot, chunks
+from gaf.store.questions import _EXISTING, STATEMENT_ROWS, Questions, Snapshot, chunks, dangling
 from gaf.store.schema import GraphSchema, graph_schema, label_of
 from gaf.types import format_instant
 
@@ -257,30 +257,23 @@ def _inherited_times(new: list[str], prep: _Prepared) -> dict[str, str]:
 
 
 def _unresolved(new: list[str], edges: dict[str, list[tuple[str, str]]], missing: set[str]) -> dict[str, GafError]:
-    """The new records whose references reach neither the batch nor the store, transitively.
+    """The new records whose references reach neither the batch nor the store, transitively
+    (``gaf.store.questions.dangling``), each with the error that refuses it.
 
     ``missing`` is what the batch points at that the store does not hold. A record
     refused in best-effort mode takes down the records of the batch that point at it,
     so nothing is written with a dangling relationship.
     """
-    bad: dict[str, GafError] = {}
-    changed = bool(missing)
-    while changed:
-        changed = False
-        for rid in new:
-            if rid in bad:
-                continue
-            for rel, target in edges[rid]:
-                if target in missing or target in bad:
-                    bad[rid] = UnknownReference(
-                        f"{rel} points at {target}, which is neither in the batch nor in the store"
-                        + (" (it was itself refused)" if target in bad else ""),
-                        where=rid,
-                        hint="write the referenced record first, or in the same batch",
-                    )
-                    changed = True
-                    break
-    return bad
+    refused = dangling({rid: edges[rid] for rid in new}, missing) if missing else {}
+    return {
+        rid: UnknownReference(
+            f"{rel} points at {target}, which is neither in the batch nor in the store"
+            + (" (it was itself refused)" if target in refused else ""),
+            where=rid,
+            hint="write the referenced record first, or in the same batch",
+        )
+        for rid, (rel, target) in refused.items()
+    }
 
 
 def _existing_ids(tx: Tx, ids: Iterable[str]) -> set[str]:
