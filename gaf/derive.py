@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal, Protocol
 
-from gaf.records.ledger import statement_text
+from gaf.records import statement_text
 from gaf.rules import (
     Atom,
     Body,

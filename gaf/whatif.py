@@ -32,8 +32,8 @@ from gaf.records import (
     Transformation,
     VerdictRules,
     matches_pattern,
+    statement_text,
 )
-from gaf.records.ledger import statement_text
 from gaf.rules import Atom, Not, is_var, is_wild
 from gaf.store.base import GafStore
 from gaf.types import Key

@@ -25,7 +25,6 @@ from rdflib.namespace import RDF, RDFS, XSD
 
 from gaf import records as r
 from gaf.canonical import kind_prefix
-from gaf.records.ledger import statement_text
 from gaf.types import format_instant
 
 PROV = Namespace("http://www.w3.org/ns/prov#")
@@ -105,7 +104,7 @@ class Mapper:
     def _proposition(self, s: URIRef, p: r.Proposition) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Entity
         yield s, RDF.type, GAF.Proposition
-        yield s, RDFS.label, Literal(statement_text(p.predicate, p.subject, p.object, p.value))
+        yield s, RDFS.label, Literal(r.statement_text(p.predicate, p.subject, p.object, p.value))
 
     def _completeness(self, s: URIRef, d: r.CompletenessDeclaration) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Entity

@@ -25,7 +25,7 @@ from gaf import __version__, signing
 from gaf.canonical import short_id
 from gaf.errors import GafError, InvalidRecord
 from gaf.records import IgnoredDeclaration, Record, limits
-from gaf.records.ledger import statement_text as ledger_text
+from gaf.records import statement_text as ledger_text
 from gaf.settings import Settings
 from gaf.store import GafStore
 from gaf.store.config import open_store as open_named_store

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from gaf.records import Claim, Projection, matches_pattern
-from gaf.records.ledger import split_patterns
+from gaf.records import Claim, Projection, matches_pattern, split_patterns
 from gaf.rules import Program, compile_rules
 from gaf.store.base import GafStore
 from gaf.types import format_instant

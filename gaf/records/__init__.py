@@ -38,6 +38,8 @@ from gaf.records.ledger import (
     Statement,
     Transformation,
     matches_pattern,
+    split_patterns,
+    statement_text,
 )
 from gaf.records.lifecycle import (
     CaseDecision,
@@ -150,4 +152,6 @@ __all__ = [
     "parse_body",
     "parse_record",
     "record_type",
+    "split_patterns",
+    "statement_text",
 ]
