@@ -43,6 +43,11 @@ def canonical_json(value: Any) -> bytes:
         return _fast_encode(value).encode("utf-8")
     try:
         return rfc8785.dumps(value)
+    except rfc8785.IntegerDomainError as exc:
+        raise InvalidRecord(
+            f"value cannot be canonicalised as JSON: {exc}",
+            hint=f"JSON integers are exact only within ±{_SAFE_INT:,}; write a larger number as a string",
+        ) from exc
     except rfc8785.CanonicalizationError as exc:
         raise InvalidRecord(f"value cannot be canonicalised as JSON: {exc}") from exc
 

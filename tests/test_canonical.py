@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -100,3 +101,10 @@ def test_canonical_json_always_equals_the_reference_implementation(value):
     except rfc8785.CanonicalizationError:
         return  # e.g. integers past 2**53 or lone surrogates: refused by both paths
     assert canonical_json(value) == expected
+
+
+def test_an_integer_json_cannot_hold_exactly_is_refused_saying_how_to_write_it():
+    with pytest.raises(InvalidRecord) as refused:
+        canonical_json({"amount": 2**53 + 7})
+    assert "exceeds safe integer domain" in refused.value.message and "as a string" in refused.value.hint
+    assert canonical_json({"amount": 2**53 - 1}) == b'{"amount":9007199254740991}'
