@@ -7,6 +7,7 @@ patterns (exact, prefix*, *) those scopes and grants are written in.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from enum import StrEnum
@@ -128,6 +129,12 @@ class Statement(Value):
         return _object_or_value(self)
 
     def proposition(self) -> Proposition:
+        """The proposition this statement states (built once per statement: a claim's edges and
+        implied records both ask for it, and building one validates and hashes it)."""
+        return self._proposition
+
+    @functools.cached_property
+    def _proposition(self) -> Proposition:
         return Proposition(subject=self.subject, predicate=self.predicate, object=self.object, value=self.value, valid=self.valid)
 
 
