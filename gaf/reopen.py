@@ -108,11 +108,6 @@ def reopen(
     return Reopened(event, done, sorted(set(to_compensate)))
 
 
-def superseded_by(store: GafStore, closure_id: str) -> list[str]:
-    """The closures that supersede this one (``store.superseded_by``)."""
-    return store.superseded_by(closure_id)
-
-
 def verdict_of(store: GafStore, closure_id: str) -> Verdict | None:
     found = store.find(Verdict, closure=closure_id)
     return found[0] if found else None

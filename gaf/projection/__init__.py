@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from gaf.projection.acceptance import AcceptReport, Projected, ReviewPolicy, accept, project
 from gaf.projection.candidates import Candidate, Evaluated, evaluate, evaluate_over
-from gaf.projection.cone import cone_claims, cone_predicates, established_predicates, in_cone, invalidations, program_of
+from gaf.projection.cone import cone_claims, cone_predicates, established_predicates, in_cone, program_of
 from gaf.projection.facts import TRUTH_OF, PolicyFacts, bind_head, evaluated_entries, ground_of, proposition_of
 from gaf.projection.weighing import closed_scopes, declaration_problems, evaluate_claims
 
@@ -54,7 +54,6 @@ __all__ = [
     "ground_of",
     "in_cone",
     "program_of",
-    "invalidations",
     "project",
     "proposition_of",
 ]

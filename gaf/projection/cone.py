@@ -8,7 +8,6 @@ else in the ledger is outside the question and never weighed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime
 
 from gaf.records import Claim, Projection, matches_pattern, split_patterns
@@ -55,11 +54,6 @@ def cone_claims(store: GafStore, policy: Projection, as_of: datetime) -> list[Cl
     found = store.cone_claims(exact, prefixes, predicates)
     invalid = store.invalidations({c.source for c in found}, as_of)
     return [c for c in found if format_instant(c.recorded_at) <= cutoff and not _invalidated(c, invalid)]
-
-
-def invalidations(store: GafStore, sources: Iterable[str], as_of: datetime) -> dict[str, str]:
-    """For each invalidated source among these, the earliest time from which its claims are void."""
-    return store.invalidations(sources, as_of)
 
 
 def _invalidated(claim: Claim, invalid: dict[str, str]) -> bool:

@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol, Self, TypeVar
 from gaf.canonical import kind_of
 from gaf.errors import BatchRejected, GafError, InvalidRecord, StoreError, UnknownReference
 from gaf.records import RECORD_TYPES, Record, parse_record
-from gaf.store.questions import _EXISTING, STATEMENT_ROWS, Questions, Snapshot, chunks, dangling
+from gaf.store.questions import STATEMENT_ROWS, Questions, Snapshot, chunks, dangling, existing_ids
 from gaf.store.schema import GraphSchema, graph_schema, label_of
 from gaf.types import format_instant
 
@@ -277,11 +277,7 @@ def _unresolved(new: list[str], edges: dict[str, list[tuple[str, str]]], missing
 
 
 def _existing_ids(tx: Tx, ids: Iterable[str]) -> set[str]:
-    found: set[str] = set()
-    for label, group in _by_label(ids).items():
-        for chunk in chunks(group, STATEMENT_ROWS):
-            found.update(row["id"] for row in tx.run(_EXISTING[label], {"ids": chunk}))
-    return found
+    return existing_ids(tx.run, ids)
 
 
 def _create(tx: Tx, new: list[str], prep: _Prepared, inherited: dict[str, str], at: str) -> None:
@@ -310,13 +306,6 @@ def _node_row(record: Record) -> dict[str, Any]:
     own = record.time()
     written = format_instant(own) if own is not None else None
     return {"id": record.id, "kind": record.KIND, "body": record.body.decode("utf-8"), "written_at": written, **record.props()}
-
-
-def _by_label(ids: Iterable[str]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = defaultdict(list)
-    for rid in ids:
-        out[label_of(kind_of(rid))].append(rid)
-    return {label: sorted(group) for label, group in out.items()}
 
 
 # ---------------------------------------------------------------------- the Cypher, built once per label

@@ -20,7 +20,7 @@ from __future__ import annotations
 import abc
 import functools
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any, TypeVar, overload
@@ -101,11 +101,7 @@ class Questions(abc.ABC):
 
     def exists(self, ids: Iterable[str]) -> set[str]:
         """Which of these ids are stored."""
-        found: set[str] = set()
-        for label, group in _by_label(ids).items():
-            for chunk in chunks(group, STATEMENT_ROWS):
-                found.update(row["id"] for row in self._rows(_EXISTING[label], {"ids": list(chunk)}))
-        return found
+        return existing_ids(self._rows, ids)
 
     def has(self, record_id: str) -> bool:
         """Whether a record with this id is stored (one indexed lookup on either store)."""
@@ -360,6 +356,16 @@ def _typed(record: Record | None, record_id: str, kind: type[R], location: str) 
     if record is None:
         raise UnknownReference(f"no {kind.KIND} {record_id} in {location}", where=record_id)
     raise UnknownReference(f"{record_id} is a {record.KIND}, not a {kind.KIND}", where=record_id)
+
+
+def existing_ids(run: Callable[[str, dict[str, Any]], list[dict[str, Any]]], ids: Iterable[str]) -> set[str]:
+    """Which of these ids are stored, asked through ``run`` (a read's rows, or a write transaction's,
+    so ``put`` decides inside its own transaction with the same question)."""
+    found: set[str] = set()
+    for label, group in _by_label(ids).items():
+        for chunk in chunks(group, STATEMENT_ROWS):
+            found.update(row["id"] for row in run(_EXISTING[label], {"ids": list(chunk)}))
+    return found
 
 
 def _by_label(ids: Iterable[str]) -> dict[str, list[str]]:
