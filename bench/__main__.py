@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 #: Modules of the package that are not benchmarks: the synthetic graph (graph), and
-#: the prototypes of library changes the benchmarks measure (fastput, derive_proto).
-HELPERS = {"graph", "fastput", "derive_proto"}
+#: the prototype of a library change the benchmarks measure (derive_proto).
+HELPERS = {"graph", "derive_proto"}
 
 
 def modules() -> list[str]:

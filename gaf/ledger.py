@@ -446,10 +446,13 @@ def ingest(
         raise BatchRejected([e.error for e in errors], where=str(source) if isinstance(source, (str, Path)) else None)
     report.write.failed = errors
     ordered = _dependency_order(records)
-    for start in range(0, len(ordered), batch_size):
-        report.write.merge(store.put(ordered[start : start + batch_size], mode=mode, at=recorded_at))
+    batches = [ordered[start : start + batch_size] for start in range(0, len(ordered), batch_size)]
+    done = 0
+    for batch, written in zip(batches, store.put_batches(batches, mode=mode, at=recorded_at)):
+        report.write.merge(written)
+        done += len(batch)
         if progress:
-            progress(min(start + batch_size, len(ordered)), len(ordered))
+            progress(done, len(ordered))
     return report
 
 

@@ -42,7 +42,7 @@ def test_every_benchmark_has_main_argv_returning_an_exit_code(name):
 def test_the_entry_point_refuses_what_is_not_a_benchmark(capsys):
     assert entry.main([]) == 2
     assert entry.main(["--help"]) == 0
-    assert entry.main(["fastput"]) == 2 and "helper" in capsys.readouterr().err
+    assert entry.main(["graph"]) == 2 and "helper" in capsys.readouterr().err
     assert entry.main(["no-such-benchmark"]) == 2
 
 

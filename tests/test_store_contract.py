@@ -97,6 +97,44 @@ def test_best_effort_reports_each_bad_item_and_writes_the_rest(store):
     assert store.counts() == {"agent": 1, "claim": 1, "proposition": 1, "source": 1}
 
 
+def test_put_batches_writes_what_a_loop_of_put_writes_one_transaction_per_batch(store, tmp_path):
+    agent, source, claim, other = small_graph()
+    batches = [[agent, source], [claim], [other, claim]]
+    reports = list(store.put_batches(batches, at=NOW))
+    assert [(r.written, r.existing) for r in reports] == [
+        ([agent.id, source.id], []),
+        ([claim.id], []),
+        ([other.id], [claim.id]),
+    ]
+    with GafStore.open(str(tmp_path / "looped")) as looped:
+        for batch in batches:
+            looped.put(batch, at=NOW)
+        assert store.counts() == looped.counts()
+        assert all(store.stored_nodes(kind) == looped.stored_nodes(kind) for kind in store.counts())
+
+
+def test_put_batches_stops_at_a_refused_batch_and_keeps_the_batches_before_it(store):
+    agent, source, claim, other = small_graph()
+    bad = {**other.to_json(), "observed_at": "not a time"}
+    stream = store.put_batches([[agent, source, claim], [bad], [other]], at=NOW)
+    assert next(stream).written == [agent.id, source.id, claim.id]
+    with pytest.raises(BatchRejected) as info:
+        next(stream)
+    assert "observed_at" in info.value.errors[0].what
+    assert store.counts() == {"agent": 1, "claim": 1, "proposition": 1, "source": 1}
+
+
+def test_put_batches_parses_under_the_callers_size_limits(store):
+    from gaf.errors import PayloadTooLarge
+    from gaf.records import limits
+
+    agent, source, claim, _ = small_graph()
+    with limits(max_record_bytes=200), pytest.raises(BatchRejected) as info:
+        list(store.put_batches([[agent.to_json(), source.to_json(), claim.to_json()]], at=NOW))
+    assert any(isinstance(e, PayloadTooLarge) for e in info.value.errors)
+    assert store.counts() == {}
+
+
 def test_a_record_pointing_at_a_stored_record_needs_no_second_copy(store):
     agent, source, claim, other = small_graph()
     store.put([agent, source], at=NOW)

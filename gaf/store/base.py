@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import abc
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, Self, TypeVar
@@ -139,15 +141,40 @@ class GafStore(Questions):
         passed in by the operation (always: a record without a time would be present
         in every "as of" question), so "as of" questions can be asked later.
         """
+        self._check_writable(mode)
+        return self._commit(_prepare(records, mode), mode, format_instant(at))
+
+    def put_batches(
+        self, batches: Iterable[Iterable[Record | dict[str, Any]]], *, at: datetime, mode: Mode = "atomic"
+    ) -> Iterator[WriteReport]:
+        """``put`` each batch in turn, one transaction each, yielding each batch's report once it
+        is committed — with batch *n+1* prepared in a worker thread while batch *n* is in the
+        database (preparing needs nothing from the store; the driver waits without the GIL).
+
+        The same writes and refusals as a loop of ``put``: in ``atomic`` mode a refused batch
+        raises BatchRejected there, and the batches before it stay written. For bulk loads
+        (``gaf.ledger.ingest`` writes through it)."""
+        self._check_writable(mode)
+        stamp = format_instant(at)
+        source = iter(batches)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gaf-prepare") as pool:
+            first = next(source, None)
+            # Each batch is prepared in a copy of the caller's context (record size limits live there).
+            pending = pool.submit(copy_context().run, _prepare, first, mode) if first is not None else None
+            while pending is not None:
+                ready = pending.result()
+                following = next(source, None)
+                pending = pool.submit(copy_context().run, _prepare, following, mode) if following is not None else None
+                yield self._commit(ready, mode, stamp)
+
+    def _check_writable(self, mode: str) -> None:
         if mode not in ("atomic", "best_effort"):
             raise InvalidRecord(f"unknown write mode {mode!r}", hint="use 'atomic' or 'best_effort'")
         if self.read_only:
             raise StoreError(f"the store at {self.location} is open read-only", hint="open it without read_only to write")
-        batch, failed = _parse_items(records)
-        if failed and mode == "atomic":
-            raise BatchRejected([f.error for f in failed])
-        stamp = format_instant(at)
-        prepared = _Prepared(list(batch.values()))
+
+    def _commit(self, ready: _Ready, mode: Mode, stamp: str) -> WriteReport:
+        batch, failed, prepared = ready
         return self._write(lambda tx: _put_in(tx, batch, prepared, failed, mode, stamp))
 
     # ------------------------------------------------------------------ reading
@@ -166,6 +193,19 @@ class GafStore(Questions):
 
 
 # ---------------------------------------------------------------------- the write, once for both stores
+
+
+#: A batch made ready to write: its records by position, the items refused, what they imply.
+_Ready = tuple[dict[int, Record], list["ItemError"], "_Prepared"]
+
+
+def _prepare(records: Iterable[Record | dict[str, Any]], mode: Mode) -> _Ready:
+    """Parse a batch and compute everything about it that does not depend on the store;
+    in atomic mode a malformed item refuses it here, before any transaction opens."""
+    batch, failed = _parse_items(records)
+    if failed and mode == "atomic":
+        raise BatchRejected([f.error for f in failed])
+    return batch, failed, _Prepared(list(batch.values()))
 
 
 def _parse_items(items: Iterable[Record | dict[str, Any]]) -> tuple[dict[int, Record], list[ItemError]]:
