@@ -430,10 +430,9 @@ def bench_neo4j(ctx: Context) -> None:
     def gaf_write(batch: Sequence[Record]) -> None:
         store.put(batch, at=written_at)
 
-    variants: dict[str, tuple[Callable[[Any], None], list[Any]]] = {
-        "raw": (raw_write, ctx.plans),
-        "gaf": (gaf_write, ctx.batches),
-    }
+    variants: dict[str, tuple[Callable[[Any], None], list[Any]]] = {"raw": (raw_write, ctx.plans)}
+    if "gaf" in args.variants:
+        variants["gaf"] = (gaf_write, ctx.batches)
     if "stream" in args.variants:
         variants["stream"] = (lambda batch: None, ctx.batches)  # a fresh stream per run, below
 
@@ -508,7 +507,7 @@ def bench_ladybug(ctx: Context) -> None:
     console.print(f"[bold]LadybugDB[/] {ctx.meta['ladybug']['version']} (embedded) in {parent}")
     try:
         for rep in range(args.repeat):
-            order = ["raw", "gaf"] + [v for v in ("stream",) if v in args.variants]
+            order = ["raw"] + [v for v in ("gaf", "stream") if v in args.variants]
             for name in order if rep % 2 == 0 else list(reversed(order)):
                 path = parent / f"{name}-{rep}.lbug"
                 if name == "raw":
