@@ -11,14 +11,21 @@ from impact.analysis import (
     source_invalidated,
     walk,
 )
+from impact.confirm import Change, ClosureImpact, Confirmation, FactChange, confirm, reached
 
 __all__ = [
     "Affected",
+    "Change",
+    "ClosureImpact",
+    "Confirmation",
+    "FactChange",
     "ImpactReport",
     "Limits",
     "claim_retracted",
+    "confirm",
     "new_claim",
     "policy_changed",
+    "reached",
     "scopes_hit",
     "source_invalidated",
     "walk",

@@ -27,12 +27,15 @@ from typing import Any, Literal
 from gaf.actions import status_order
 from gaf.canonical import kind_of, kind_prefix
 from gaf.errors import InvalidRecord, UnknownReference
-from gaf.records import ActionStatus, Claim, Record
+from gaf.records import GAF, ActionStatus, Claim, Closure, Record
 from gaf.store import GafStore, Snapshot
 from gaf.types import Interval, format_instant
+from impact.confirm import Change, ClosureImpact, Confirmation, confirm, reached
 
-Reason = Literal["positive", "negative", "policy"]
-Status = Literal["invalidated", "weakened"]
+Reason = Literal["positive", "negative", "policy", "cone"]
+#: invalidated: recomputation loses it, or its verdict moves; weakened: it survives on less
+#: support, or its basis moves while its verdict holds; unconfirmed: reached, not recomputed
+Status = Literal["invalidated", "weakened", "unconfirmed"]
 
 #: Relationships along which a record depends on another (dependent → dependency).
 #: EVALUATES, LEAVES_UNRESOLVED and REJECTS matter when new evidence names a proposition.
@@ -74,9 +77,15 @@ class ImpactReport:
     to_compensate: list[str] = field(default_factory=list)
     #: edges among the trigger and the affected records: (dependent, relationship, dependency)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
+    #: each reached closure the change moves (or that was not recomputed), found by recomputing it
+    closures: list[ClosureImpact] = field(default_factory=list)
+    #: reached / recomputed / unaffected / per outcome (None: not confirmed by recomputation)
+    confirmation: dict[str, int] | None = None
+    #: executed actions under closures whose basis moved but whose verdict holds: a person looks
+    to_review: list[str] = field(default_factory=list)
 
     def totals(self) -> dict[str, dict[str, int]]:
-        out: dict[str, dict[str, int]] = defaultdict(lambda: {"invalidated": 0, "weakened": 0})
+        out: dict[str, dict[str, int]] = defaultdict(lambda: {"invalidated": 0, "weakened": 0, "unconfirmed": 0})
         for a in self.affected:
             out[a.kind][a.status] += 1
         return {k: dict(v) for k, v in sorted(out.items())}
@@ -92,6 +101,9 @@ class ImpactReport:
             "as_of": self.as_of,
             "totals": self.totals(),
             "to_compensate": self.to_compensate,
+            "to_review": self.to_review,
+            "confirmation": self.confirmation,
+            "closures": [c.to_dict() for c in self.closures],
             "affected": [a.to_dict() for a in self.affected],
             "edges": [list(e) for e in self.edges],
         }
@@ -104,10 +116,14 @@ class Limits:
     depth: int = 64
     count: int = 1_000_000
     seconds: float | None = None
+    #: closures recomputed at most (the rest are reported reached, not confirmed)
+    recompute: int = 10_000
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.depth, int) and self.depth >= 1 and isinstance(self.count, int) and self.count >= 1):
-            raise InvalidRecord(f"impact limits must be positive whole numbers, got depth={self.depth!r} count={self.count!r}")
+        whole = (self.depth, self.count, self.recompute)
+        if not all(isinstance(n, int) and n >= 1 for n in whole):
+            raise InvalidRecord(f"impact limits must be positive whole numbers, got depth={self.depth!r} count={self.count!r} "
+                                f"recompute={self.recompute!r}")  # fmt: skip
         if self.seconds is not None and not self.seconds > 0:
             raise InvalidRecord(f"impact time limit must be positive, got {self.seconds!r} s")
 
@@ -324,27 +340,99 @@ def _executed_actions(q: Snapshot, actions: list[str], stamp: str | None) -> lis
 
 
 def source_invalidated(store: GafStore, source_id: str, **kw: Any) -> ImpactReport:
-    """Everything that rests on a source: its claims and all that was built on them."""
+    """Everything that rests on a source: its claims and all that was built on them, each
+    reached closure confirmed by recomputing it without the source's claims."""
     _require_kind(source_id, "source")
-    return walk(store, {source_id: "positive"}, trigger={"kind": "source_invalidated", "id": source_id}, required=source_id, **kw)
+    report = walk(store, {source_id: "positive"}, trigger={"kind": "source_invalidated", "id": source_id}, required=source_id, **kw)
+    return _confirmed(store, report, Change.removing(store.find(Claim, source=source_id)), kw.get("limits", Limits()), kw.get("as_of"))
 
 
 def claim_retracted(store: GafStore, claim_id: str, **kw: Any) -> ImpactReport:
-    """Everything that rests on one claim."""
+    """Everything that rests on one claim, each reached closure confirmed by recomputing it without the claim."""
     _require_kind(claim_id, "claim")
-    return walk(store, {claim_id: "positive"}, trigger={"kind": "claim_retracted", "id": claim_id}, required=claim_id, **kw)
+    report = walk(store, {claim_id: "positive"}, trigger={"kind": "claim_retracted", "id": claim_id}, required=claim_id, **kw)
+    return _confirmed(store, report, Change.removing([store.get(claim_id, Claim)]), kw.get("limits", Limits()), kw.get("as_of"))
 
 
 def new_claim(store: GafStore, claim: Claim, **kw: Any) -> ImpactReport:
     """What new evidence would disturb: every closed scope it falls into and all that relied
-    on the absence of claims there (negative dependencies), and every evaluation and GAF
-    that already weighed, left unresolved or rejected a proposition it states (positive)."""
+    on the absence of claims there (negative dependencies), every evaluation and GAF
+    that already weighed, left unresolved or rejected a proposition it states (positive),
+    and every closure whose cone it falls into — each confirmed by recomputing it with the claim."""
     scopes = scopes_hit(store, claim)
     stated = sorted(store.exists({st.proposition().id for st in claim.statements}))
     triggers: dict[str, Reason] = {p: "positive" for p in stated}
     triggers.update({d: "negative" for d in scopes})
     trigger = {"kind": "new_claim", "id": claim.id, "scopes": scopes, "propositions": stated}
-    return walk(store, triggers, trigger=trigger, **kw)
+    report = walk(store, triggers, trigger=trigger, **kw)
+    return _confirmed(store, report, Change.adding([claim]), kw.get("limits", Limits()), kw.get("as_of"))
+
+
+def _confirmed(store: GafStore, report: ImpactReport, change: Change, limits: Limits, as_of: datetime | None) -> ImpactReport:
+    """The walk's report with every reached closure recomputed: statuses of facts, GAFs, closures,
+    verdicts and actions become what recomputation finds; unaffected ones leave the report.
+
+    As-of questions ask what the graph said then; they are walked, not recomputed."""
+    if as_of is not None:
+        return report
+    standing = {c.id: c for c in reached(store, change)}
+    for a in report.affected:  # a closure the walk reached and the cone did not (none should be)
+        if a.kind == "closure" and a.id not in standing and not store.superseded_by(a.id):
+            standing[a.id] = store.get(a.id, Closure)
+    confirmation = confirm(store, change, [standing[k] for k in sorted(standing)], count=limits.recompute, seconds=limits.seconds)
+    _restate(store, report, confirmation, standing)
+    return report
+
+
+def _restate(store: GafStore, report: ImpactReport, conf: Confirmation, closures: dict[str, Closure]) -> None:
+    """Statuses of what each recomputed closure rests on become recomputation's; what belongs to no
+    recomputed closure (a GAF never closed, a claim, an evaluation) keeps the walk's."""
+    walked = report.by_id()
+    origin = str(report.trigger["id"])
+    moved = {c.closure: c for c in conf.closures}
+    covered: set[str] = set()  # every record whose status recomputation decides
+    status: dict[str, Status] = {}
+    for cid, closure in sorted(closures.items()):
+        found = moved.get(cid)
+        if found is not None and found.outcome == "not_confirmed":
+            status[cid] = "unconfirmed"
+            continue
+        gaf = store.get(closure.gaf, GAF)
+        verdicts = store.verdicts_deciding(cid)
+        actions = store.actions_executing(verdicts) if verdicts else []
+        covered.update([cid, gaf.id, *gaf.facts, *gaf.derivations, *verdicts, *actions])
+        if found is None:
+            continue  # unaffected
+        changed: Status = "invalidated" if found.outcome in ("verdict_changed", "needs_review") else "weakened"
+        for rid in [cid, *verdicts, *actions]:
+            status[rid] = changed
+        for f in found.facts:
+            if status.get(f.fact) != "invalidated":
+                status[f.fact] = f.status
+        lost = any(f.status == "invalidated" for f in found.facts) or found.gained or found.resettled
+        status[gaf.id] = "invalidated" if lost or status.get(gaf.id) == "invalidated" else "weakened"
+    # A derivation shares the status of the fact it justifies.
+    for dependent, rel, dependency in report.edges:
+        if rel == "JUSTIFIED_BY" and kind_prefix(dependency) == "derivation" and dependent in status:
+            status.setdefault(dependency, status[dependent])
+    kept = [a for a in report.affected if a.id not in covered and a.id not in status]
+    for rid, st in status.items():
+        a = walked.get(rid)
+        kept.append(Affected(rid, kind_prefix(rid), a.reason if a else "cone", st, a.path if a else [origin, rid]))
+    report.affected = sorted(kept, key=lambda a: (_RANK.get(a.kind, -1), a.id))
+    actions = [a.id for a in report.affected if a.kind == "action"]
+    executed = set(_executed_now(store, actions))
+    report.to_compensate = sorted(a for a in executed if status.get(a, walked[a].status if a in walked else None) == "invalidated")
+    report.to_review = sorted(a for a in executed if a not in report.to_compensate)
+    report.closures = conf.closures
+    report.confirmation = conf.summary()
+    if not conf.complete:
+        report.complete = False
+        report.cut.append(f"{conf.reached - conf.recomputed} of {conf.reached} reached closures not recomputed")
+
+
+def _executed_now(store: GafStore, actions: list[str]) -> list[str]:
+    return store.snapshot(lambda q: _executed_actions(q, actions, None))
 
 
 def scopes_hit(store: GafStore, claim: Claim) -> list[str]:

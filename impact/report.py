@@ -17,7 +17,7 @@ from impact.analysis import ImpactReport
 
 COLUMNS = ("policy", "projection", "rules", "source", "completeness", "proposition", "claim", "evaluation", "fact",
            "derivation", "gaf", "closure", "verdict", "action")  # fmt: skip
-COLOURS = {"trigger": "#222222", "invalidated": "#c0392b", "weakened": "#e67e22"}
+COLOURS = {"trigger": "#222222", "invalidated": "#c0392b", "weakened": "#e67e22", "unconfirmed": "#7f8c8d"}
 #: Boxes drawn at most; the rest are listed but not pictured (and the caption says so).
 MAX_PICTURED = 240
 
@@ -28,7 +28,23 @@ def headline(report: ImpactReport) -> str:
     inval = sum(v["invalidated"] for v in t.values())
     weak = sum(v["weakened"] for v in t.values())
     state = "COMPLETE" if report.complete else "INCOMPLETE (" + "; ".join(report.cut) + ")"
-    return f"Impact of {report.trigger['kind']} {report.trigger['id']}: {state} — {inval} invalidated, {weak} weakened"
+    line = f"Impact of {report.trigger['kind']} {report.trigger['id']}: {state} — {inval} invalidated, {weak} weakened"
+    c = report.confirmation
+    if c is not None:
+        line += (f"; {c['recomputed']} of {c['reached']} reached closures recomputed: {c.get('verdict_changed', 0)} verdict(s) change, "
+                 f"{c.get('basis_changed', 0)} basis changed, {c.get('needs_review', 0)} need review, {c['unaffected']} unaffected")  # fmt: skip
+    return line
+
+
+def closure_rows(report: ImpactReport) -> list[list[str]]:
+    """One row per moved closure: id, subject, outcome, verdict before → after, facts lost/weakened/gained."""
+    rows = []
+    for c in report.closures:
+        verdict = f"{c.before['label'] if c.before else '?'} → {c.after['label'] if c.after else '?'}"
+        lost = sum(f.status == "invalidated" for f in c.facts)
+        weak = sum(f.status == "weakened" for f in c.facts)
+        rows.append([c.closure, c.subject, c.outcome, verdict, f"-{lost} ~{weak} +{len(c.gained)}"])
+    return rows
 
 
 def to_markdown(report: ImpactReport) -> str:
@@ -41,6 +57,13 @@ def to_markdown(report: ImpactReport) -> str:
     if report.to_compensate:
         lines += ["", "## Executed actions that need cancellation or compensation", ""]
         lines += [f"- `{a}`" for a in report.to_compensate]
+    if report.closures:
+        lines += ["", "## Closures, recomputed", "", "| closure | subject | outcome | verdict | facts lost ~weakened +gained |",
+                  "|---|---|---|---|---|"]  # fmt: skip
+        lines += [f"| `{r[0]}` | {r[1]} | {r[2]} | {r[3]} | {r[4]} |" for r in closure_rows(report)]
+    if report.to_review:
+        lines += ["", "## Executed actions whose basis changed (verdict holds): review", ""]
+        lines += [f"- `{a}`" for a in report.to_review]
     lines += ["", "## Affected records", "", "| record | status | reason | path from the trigger |", "|---|---|---|---|"]
     for a in report.affected:
         path = " → ".join(f"`{short_id(p)}`" for p in a.path)
@@ -60,6 +83,9 @@ def to_html(report: ImpactReport) -> str:
     if report.to_compensate:
         body += ["<h2>Executed actions that need cancellation or compensation</h2>",
                  "<ul>" + "".join(f"<li><code>{html.escape(a)}</code></li>" for a in report.to_compensate) + "</ul>"]  # fmt: skip
+    if report.closures:
+        body += ["<h2>Closures, recomputed</h2>",
+                 _table(["closure", "subject", "outcome", "verdict", "facts lost ~weakened +gained"], closure_rows(report))]  # fmt: skip
     body += [
         "<h2>Affected records</h2>",
         _table(["record", "status", "reason", "path from the trigger"],

@@ -265,11 +265,14 @@ def _check_random_graphs(store, data) -> None:
     records, sources = data.draw(provenance(tag))
     store.put(records, at=NOW)
     trigger = data.draw(st.sampled_from(sources)).id
-    report = impact.source_invalidated(store, trigger)
+    # The dependency walk (the tier that gives paths; these hand-made closures are not
+    # projections anything could recompute, so the confirmation tier is tested elsewhere).
+    report = impact.walk(store, {trigger: "positive"}, trigger={"kind": "source_invalidated", "id": trigger})
     assert {a.id: a.status for a in report.affected} == oracle(records, trigger)
     # A time limit forces the level-wise expansion (Neo4j otherwise expands in one
     # statement): both must give the same report, paths and edges included.
-    levelwise = impact.source_invalidated(store, trigger, limits=impact.analysis.Limits(seconds=600))
+    levelwise = impact.walk(store, {trigger: "positive"}, trigger={"kind": "source_invalidated", "id": trigger},
+                            limits=impact.analysis.Limits(seconds=600))  # fmt: skip
     assert [a.to_dict() for a in levelwise.affected] == [a.to_dict() for a in report.affected]
     assert levelwise.edges == report.edges
 
@@ -322,3 +325,91 @@ def test_a_count_limit_cuts_the_one_statement_walk_and_says_so(store):
     assert full.complete and not cut.complete and "count limit 3" in cut.cut[0]
     with pytest.raises(InvalidRecord):
         impact.analysis.Limits(depth=0)
+
+
+# ---------------------------------------------------------------------- confirmation by recomputation
+
+AT = datetime(2026, 7, 3, tzinfo=U)
+OBSERVER = Agent(key="o", name="o", agent_type="software")
+SRC = [Source(key=f"src{i}", name=f"source {i}") for i in range(3)]
+
+
+def _said(source: Source, subject: str, polarity: str = "affirmed", hours: int = 1, predicate: str = "credit") -> Claim:
+    seen = datetime(2026, 7, 2, tzinfo=U).replace(hour=hours)
+    return Claim(source=source.id, observer=OBSERVER.id, observed_at=seen, recorded_at=seen, transformation="api_export",
+                 statements=[{"subject": subject, "predicate": predicate, "object": "acct:1", "polarity": polarity}])  # fmt: skip
+
+
+def _decided(store, claims: list[Claim], *, trusted=(0, 1), subjects=("x:1",)):
+    """Two sources trusted for ``credit`` (neither authoritative), a warrant on it, one closure per subject."""
+    from gaf.closure import close
+
+    policy = Projection(name="p", version=1, question="q", scope={"subjects": ["x:*"]},
+                        trust=[{"source": SRC[i].id, "predicates": ["credit"]} for i in trusted])  # fmt: skip
+    rules = VerdictRules(name="r", version=1, conclusion="c",
+                         rules=[{"name": "credited", "role": "warrant", "condition": ["credit(?subject, ?A)"]}],
+                         bands=[{"label": "yes", "low": 0.25, "high": 1}, {"label": "no", "low": -1, "high": -0.25}])  # fmt: skip
+    store.put([OBSERVER, *SRC, *claims, policy, rules], at=AT)
+    projected = project(store, policy, as_of=AT, reviewer=OBSERVER.id, at=AT)
+    return {s: close(store, projected.gaf.id, rules, subject=s, as_of=AT, closed_at=AT) for s in subjects}
+
+
+def test_invalidating_the_bank_ledger_is_confirmed_to_move_the_standing_verdict_from_paid_to_unpaid(store):
+    _, c2 = close_both(store)
+    report = impact.source_invalidated(store, _bank(store))
+    assert report.complete and report.confirmation == {"reached": 1, "recomputed": 1, "unaffected": 0, "verdict_changed": 1}
+    (moved,) = report.closures
+    assert moved.closure == c2.closure.id and (moved.before["label"], moved.after["label"]) == ("paid", "unpaid")
+    assert "amount(payment:tx-4471, 1000)" in {f.atom for f in moved.facts if f.status == "invalidated"}
+
+
+def test_a_fact_corroborated_by_two_sources_that_loses_one_is_weakened_and_its_verdict_holds(store):
+    (closed,) = _decided(store, [_said(SRC[0], "x:1"), _said(SRC[1], "x:1", hours=2)]).values()
+    report = impact.source_invalidated(store, SRC[1].id)
+    (moved,) = report.closures
+    assert moved.outcome == "basis_changed" and moved.before == moved.after
+    (fact,) = moved.facts
+    assert fact.status == "weakened" and fact.sources_before == sorted([SRC[0].id, SRC[1].id]) and fact.sources_after == [SRC[0].id]
+    found = report.by_id()
+    assert found[fact.fact].status == "weakened" and found[closed.closure.id].status == "weakened"
+    assert found[closed.verdict.id].status == "weakened" and report.to_compensate == []
+
+
+def test_a_new_claim_that_only_corroborates_an_accepted_fact_leaves_the_closure_unaffected(store):
+    (closed,) = _decided(store, [_said(SRC[0], "x:1")]).values()
+    report = impact.new_claim(store, _said(SRC[1], "x:1", hours=5))
+    assert report.confirmation == {"reached": 1, "recomputed": 1, "unaffected": 1}
+    assert closed.closure.id not in report.by_id() and closed.verdict.id not in report.by_id()
+
+
+def test_a_new_claim_from_a_source_the_policy_does_not_trust_is_reached_and_confirmed_unaffected(store):
+    _decided(store, [_said(SRC[0], "x:1")])
+    report = impact.new_claim(store, _said(SRC[2], "x:1", polarity="denied", hours=5))
+    assert report.complete and report.confirmation == {"reached": 1, "recomputed": 1, "unaffected": 1}
+    assert report.closures == []
+
+
+def test_retracting_the_denial_that_left_a_proposition_contested_moves_the_verdict_out_of_undetermined(store):
+    denial = _said(SRC[1], "x:1", polarity="denied", hours=2)
+    (closed,) = _decided(store, [_said(SRC[0], "x:1"), denial]).values()
+    assert closed.verdict.label == "undetermined"
+    report = impact.claim_retracted(store, denial.id)
+    (moved,) = report.closures
+    assert moved.outcome == "verdict_changed" and (moved.before["label"], moved.after["label"]) == ("undetermined", "yes")
+    assert report.by_id()[closed.closure.id].status == "invalidated"
+
+
+def test_a_new_claim_about_another_subject_in_the_policys_scope_changes_the_basis_of_every_closure_under_it(store):
+    closed = _decided(store, [_said(SRC[0], "x:1")], subjects=("x:1", "x:2"))
+    report = impact.new_claim(store, _said(SRC[0], "x:2", hours=5))
+    outcomes = {c.closure: c.outcome for c in report.closures}
+    assert outcomes == {closed["x:1"].closure.id: "basis_changed", closed["x:2"].closure.id: "verdict_changed"}
+    assert [c.gained for c in report.closures] == [["credit(x:2, acct:1)"]] * 2
+
+
+def test_more_reached_closures_than_the_recompute_limit_make_the_report_incomplete_and_say_which(store):
+    closed = _decided(store, [_said(SRC[0], "x:1")], subjects=("x:1", "x:2"))
+    report = impact.source_invalidated(store, SRC[0].id, limits=impact.Limits(recompute=1))
+    assert not report.complete and "2 of 2 reached closures not recomputed" in report.cut
+    assert {c.closure: c.outcome for c in report.closures} == {c.closure.id: "not_confirmed" for c in closed.values()}
+    assert all(report.by_id()[c.closure.id].status == "unconfirmed" for c in closed.values())

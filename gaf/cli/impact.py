@@ -20,7 +20,7 @@ from gaf.records import Projection, VerdictRules
 from gaf.store import GafStore
 from gaf.types import to_instant
 from impact import Limits
-from impact.report import headline, to_html, to_markdown
+from impact.report import closure_rows, headline, to_html, to_markdown
 
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
 # --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
@@ -58,6 +58,15 @@ def _impact(
         for a in report.affected:
             t.add_row(a.kind, short_id(a.id), a.status, a.reason, " → ".join(short_id(p) for p in a.path))
         out.print(t)
+        if report.closures:
+            moved = Table(title="closures, recomputed")
+            for col in ("closure", "subject", "outcome", "verdict", "facts -lost ~weakened +gained"):
+                moved.add_column(col)
+            for row in closure_rows(report):
+                moved.add_row(short_id(row[0]), *row[1:])
+            out.print(moved)
+        for action in report.to_review:
+            out.print(f"[yellow]executed action whose basis changed (its verdict holds): review[/] {action}", highlight=False)
         for action in report.to_compensate:
             out.print(f"[red]executed action needs cancellation or compensation:[/] {action}", highlight=False)
 

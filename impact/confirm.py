@@ -1,0 +1,317 @@
+"""Impact confirmed by recomputation: which closures a change reaches, and what it does to each.
+
+Two tiers. **Reach** over-approximates: a standing closure is reached when an atom the
+change states or retracts falls into the cone of the closure's projection policy (a
+subject its scope covers, a predicate it reads) — whatever the claim's source, trust,
+interval or polarity. A change outside every cone leaves the claims each projection
+reads exactly as they were, so it cannot move a GAF or a verdict: reach misses nothing.
+
+**Confirmation** recomputes each reached closure in memory with the change applied —
+the projection's own evaluation over the cone's claims (``evaluate_over``), the
+candidates accepted as the review policy accepts them, judged under the closure's
+rules — and compares with the unchanged world. Each closure is then:
+
+* ``verdict_changed``: label, strength or interval moves (from → to, with the rules
+  whose activation moved and the facts that did);
+* ``basis_changed``: facts are lost, weakened, gained or settled otherwise, but the
+  verdict holds;
+* ``needs_review``: the outcome waits on a reviewer (a new candidate below the review
+  policy's confidence would move the verdict if accepted) — never guessed;
+* ``unaffected``: nothing it rests on moves (dropped from the report, counted).
+
+A fact is *invalidated* when recomputation loses it and *weakened* when it survives on
+fewer independent sources than before (counted by source, the way a policy counts
+corroboration; an authoritative source lost is a source lost). Recomputation is
+bounded by count and time; what is reached and not recomputed is ``not_confirmed``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from gaf.derive import Entry, Ground, Truth, show
+from gaf.projection import (
+    Candidate,
+    Evaluated,
+    PolicyFacts,
+    ReviewPolicy,
+    cone_claims,
+    cone_predicates,
+    evaluate_over,
+    ground_of,
+    in_cone,
+)
+from gaf.records import GAF, Claim, Closure, Derivation, Evaluation, Projection, Verdict, VerdictRules
+from gaf.store import GafStore
+from gaf.types import format_instant
+from gaf.verdict import Judgement, judge
+
+Outcome = Literal["verdict_changed", "basis_changed", "needs_review", "unaffected", "not_confirmed"]
+
+
+@dataclass(frozen=True)
+class Change:
+    """A trigger as a change of the claims projections read: stored claims that stop
+    counting, claims that arrive, and the (subject, predicate) atoms they touch."""
+
+    dropped: frozenset[str]
+    added: tuple[Claim, ...] = ()
+    atoms: frozenset[tuple[str, str]] = frozenset()
+
+    @classmethod
+    def removing(cls, claims: Iterable[Claim]) -> Change:
+        claims = list(claims)
+        return cls(frozenset(c.id for c in claims), (), _atoms(claims))
+
+    @classmethod
+    def adding(cls, claims: Iterable[Claim]) -> Change:
+        claims = tuple(claims)
+        return cls(frozenset(), claims, _atoms(claims))
+
+
+def _atoms(claims: Iterable[Claim]) -> frozenset[tuple[str, str]]:
+    return frozenset((s.subject, s.predicate) for c in claims for s in c.statements)
+
+
+@dataclass
+class FactChange:
+    """A fact of the stored GAF that the change loses (invalidated) or leaves on less support."""
+
+    fact: str
+    atom: str
+    status: Literal["invalidated", "weakened"]
+    sources_before: list[str]
+    sources_after: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fact": self.fact, "atom": self.atom, "status": self.status,
+                "sources_before": self.sources_before, "sources_after": self.sources_after}  # fmt: skip
+
+
+def _judged(j: Judgement | Verdict | None) -> dict[str, Any] | None:
+    if j is None:
+        return None
+    return {"label": j.label, "strength": j.strength, "low": j.low, "high": j.high}
+
+
+@dataclass
+class ClosureImpact:
+    """What the change does to one reached closure, found by recomputing it."""
+
+    closure: str
+    subject: str
+    outcome: Outcome
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+    #: verdict rules whose activation moved
+    rules_moved: list[str] = field(default_factory=list)
+    facts: list[FactChange] = field(default_factory=list)
+    #: atoms the changed world accepts that the stored GAF did not
+    gained: list[str] = field(default_factory=list)
+    #: atoms that moved between unresolved, rejected and absent
+    resettled: list[str] = field(default_factory=list)
+    #: new candidates below the review policy's confidence: a reviewer decides them
+    awaiting_review: list[str] = field(default_factory=list)
+    #: why it was not recomputed (not_confirmed only)
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "closure": self.closure, "subject": self.subject, "outcome": self.outcome,
+            "before": self.before, "after": self.after, "rules_moved": self.rules_moved,
+            "facts": [f.to_dict() for f in self.facts], "gained": self.gained, "resettled": self.resettled,
+            "awaiting_review": self.awaiting_review, **({"reason": self.reason} if self.reason else {}),
+        }  # fmt: skip
+
+
+@dataclass
+class Confirmation:
+    """Every reached closure, recomputed or said not to be."""
+
+    reached: int = 0
+    recomputed: int = 0
+    #: closures the change moves, or that could not be recomputed, by closure id
+    closures: list[ClosureImpact] = field(default_factory=list)
+    unaffected: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.recomputed == self.reached
+
+    def summary(self) -> dict[str, int]:
+        counts: dict[str, int] = defaultdict(int)
+        for c in self.closures:
+            counts[c.outcome] += 1
+        return {"reached": self.reached, "recomputed": self.recomputed, "unaffected": self.unaffected, **dict(sorted(counts.items()))}
+
+
+# ---------------------------------------------------------------------- reach
+
+
+def reached(store: GafStore, change: Change) -> list[Closure]:
+    """The standing closures whose policy's cone holds an atom the change touches, by id."""
+    out: dict[str, Closure] = {}
+    for policy in sorted(store.find(Projection), key=lambda p: p.id):
+        predicates = cone_predicates(policy)
+        if not any(in_cone(policy, predicates, subject, predicate) for subject, predicate in sorted(change.atoms)):
+            continue
+        ids = sorted(c for c, _ in store.closures_under(policy.id))
+        for closure in store.get_many(ids, Closure).values():
+            if not store.superseded_by(closure.id):
+                out[closure.id] = closure
+    return [out[k] for k in sorted(out)]
+
+
+# ---------------------------------------------------------------------- confirmation
+
+
+def confirm(
+    store: GafStore, change: Change, closures: Iterable[Closure], *, count: int = 10_000, seconds: float | None = None,
+    review: ReviewPolicy = ReviewPolicy(), clock: Callable[[], float] = time.monotonic,
+) -> Confirmation:  # fmt: skip
+    """Recompute each closure with the change applied, at most ``count`` of them and for at most
+    ``seconds``; closures sharing a policy and an as-of share one evaluation."""
+    started = clock()
+    groups: dict[tuple[str, str], list[Closure]] = defaultdict(list)
+    for closure in closures:
+        groups[(closure.projection, format_instant(closure.as_of))].append(closure)
+    out = Confirmation(reached=sum(len(g) for g in groups.values()))
+    for key in sorted(groups):
+        group = sorted(groups[key], key=lambda c: c.id)
+        over = _over(out.recomputed + len(group), count, seconds, clock() - started)
+        if over:
+            out.closures += [ClosureImpact(c.id, c.subject, "not_confirmed", reason=over) for c in group]
+            continue
+        policy = store.get(key[0], Projection)
+        as_of = group[0].as_of
+        claims = cone_claims(store, policy, as_of)
+        before = evaluate_over(policy, claims, as_of=as_of)
+        changed = [c for c in claims if c.id not in change.dropped] + [_arriving(n, policy, as_of) for n in change.added]
+        after = evaluate_over(policy, changed, as_of=as_of)
+        sources = {c.id: c.source for c in [*claims, *change.added]}
+        for closure in group:
+            impact = _recompute(store, closure, policy, before, after, sources, review)
+            out.recomputed += 1
+            if impact.outcome == "unaffected":
+                out.unaffected += 1
+            else:
+                out.closures.append(impact)
+    out.closures.sort(key=lambda c: c.closure)
+    return out
+
+
+def _over(total: int, count: int, seconds: float | None, spent: float) -> str:
+    if total > count:
+        return f"recomputation limit of {count} closures reached"
+    if seconds is not None and spent > seconds:
+        return f"recomputation time limit {seconds:g} s reached"
+    return ""
+
+
+def _arriving(claim: Claim, policy: Projection, as_of: datetime) -> Claim:
+    """A new claim as the closure's projection would have read it: recorded by its as-of
+    (the same claim: recorded_at is not part of its id) — unless the policy's own cut-off
+    had passed when it was recorded, in which case it never counts."""
+    if policy.cutoff is not None and claim.recorded_at > policy.cutoff:
+        return claim
+    if claim.recorded_at <= as_of:
+        return claim
+    return Claim.model_validate({**claim.model_dump(exclude={"id"}), "recorded_at": as_of})
+
+
+def _recompute(
+    store: GafStore, closure: Closure, policy: Projection, before: Evaluated, after: Evaluated,
+    sources: dict[str, str], review: ReviewPolicy,
+) -> ClosureImpact:  # fmt: skip
+    gaf = store.get(closure.gaf, GAF)
+    rules = store.get(closure.rules, VerdictRules)
+    stored = store.find(Verdict, closure=closure.id)
+    kept = set(gaf.facts)
+    accepted_before = [c for c in before.candidates if c.fact.id in kept]
+    previously_routed = {c.fact.id for c in review.split(before)[1]}
+    auto, routed = review.split(after)
+    accepted_after = auto + [c for c in routed if c.fact.id in kept]
+    waiting = [c for c in routed if c.fact.id not in kept and c.fact.id not in previously_routed]
+    base = _judge(rules, policy, before, accepted_before, closure.subject)
+    now = _judge(rules, policy, after, accepted_after, closure.subject)
+    impact = ClosureImpact(closure.id, closure.subject, "unaffected", _judged(stored[0] if stored else base), _judged(now))
+    impact.rules_moved = sorted(r.name for r, b in zip(now.rules, base.rules, strict=True) if r.activation != b.activation)
+    impact.facts = _fact_changes(before, accepted_before, after, accepted_after, sources)
+    atoms_before = {ground_of(c.proposition) for c in accepted_before}
+    atoms_after = {ground_of(c.proposition) for c in accepted_after}
+    impact.gained = sorted(show(a) for a in atoms_after - atoms_before)
+    impact.resettled = sorted(f"{show(ground)} {tag}" for tag, ground in _settled(before) ^ _settled(after))
+    impact.awaiting_review = sorted(show(ground_of(c.proposition)) for c in waiting)
+    if waiting and _key(_judge(rules, policy, after, accepted_after + waiting, closure.subject)) != _key(now):
+        impact.outcome = "needs_review"
+    elif _key(now) != _key(base):
+        impact.outcome = "verdict_changed"
+    elif impact.facts or impact.gained or impact.resettled or impact.awaiting_review:
+        impact.outcome = "basis_changed"
+    return impact
+
+
+def _key(j: Judgement) -> tuple[str, float, float, float]:
+    return (j.label, j.strength, j.low, j.high)
+
+
+def _settled(evaluated: Evaluated) -> set[tuple[str, Ground]]:
+    """The atoms left unresolved or rejected, each tagged with which."""
+    return {("unresolved", ground_of(p)) for p in evaluated.unresolved} | {("rejected", ground_of(p)) for p in evaluated.rejected}
+
+
+def _judge(rules: VerdictRules, policy: Projection, evaluated: Evaluated, accepted: list[Candidate], subject: str) -> Judgement:
+    """The verdict on a GAF of these accepted candidates (as ``close`` judges a stored GAF)."""
+    entries = [Entry(ground_of(c.proposition), Truth.TRUE, c.fact.id) for c in accepted]
+    entries += [Entry(ground_of(p), Truth.UNKNOWN, p.id) for p in evaluated.unresolved]
+    entries += [Entry(ground_of(p), Truth.FALSE, p.id) for p in evaluated.rejected]
+    return judge(rules, PolicyFacts(policy, entries, evaluated.as_of), subject=subject)
+
+
+def _fact_changes(
+    before: Evaluated, accepted_before: list[Candidate], after: Evaluated, accepted_after: list[Candidate],
+    sources: dict[str, str],
+) -> list[FactChange]:  # fmt: skip
+    """Each accepted fact the change loses, or keeps on fewer independent sources."""
+    now = {ground_of(c.proposition): c for c in accepted_after}
+    support_before = _support(before)
+    support_after = _support(after)
+    out = []
+    for c in sorted(accepted_before, key=lambda c: c.fact.id):
+        atom = ground_of(c.proposition)
+        was = sorted({sources[i] for i in support_before(c) if i in sources})
+        survivor = now.get(atom)
+        if survivor is None:
+            out.append(FactChange(c.fact.id, show(atom), "invalidated", was, []))
+            continue
+        left = sorted({sources[i] for i in support_after(survivor) if i in sources})
+        if set(left) < set(was) or (set(left) != set(was) and len(left) < len(was)):
+            out.append(FactChange(c.fact.id, show(atom), "weakened", was, left))
+    return out
+
+
+def _support(evaluated: Evaluated) -> Callable[[Candidate], set[str]]:
+    """The claims a candidate rests on: its evaluation's supporting claims, or, for a derived
+    fact, those of the facts its derivation's premises are."""
+    by_fact = {c.fact.id: c for c in evaluated.candidates}
+
+    def claims_of(candidate: Candidate, seen: frozenset[str] = frozenset()) -> set[str]:
+        j = candidate.justification
+        if isinstance(j, Evaluation):
+            return set(j.supporting)
+        out: set[str] = set()
+        if isinstance(j, Derivation):
+            for premise in j.premises:
+                if premise in by_fact and premise not in seen:
+                    out |= claims_of(by_fact[premise], seen | {candidate.fact.id})
+        return out
+
+    return claims_of
+
+
+__all__ = ["Change", "ClosureImpact", "Confirmation", "FactChange", "Outcome", "confirm", "reached"]
