@@ -413,3 +413,20 @@ def test_more_reached_closures_than_the_recompute_limit_make_the_report_incomple
     assert not report.complete and "2 of 2 reached closures not recomputed" in report.cut
     assert {c.closure: c.outcome for c in report.closures} == {c.closure.id: "not_confirmed" for c in closed.values()}
     assert all(report.by_id()[c.closure.id].status == "unconfirmed" for c in closed.values())
+
+
+def test_each_rent_source_invalidated_moves_the_standing_verdict_as_recomputation_says(store):
+    _, c2 = close_both(store)
+    outcomes = {}
+    for source in store.find("source"):
+        report = impact.source_invalidated(store, source.id)
+        assert report.complete and report.confirmation["reached"] == 1
+        outcomes[source.key] = [(c.closure, c.outcome, c.before["label"], c.after["label"]) for c in report.closures]
+    moved = c2.closure.id
+    assert outcomes == {
+        "bank-ledger": [(moved, "verdict_changed", "paid", "unpaid")],
+        "contract-registry": [(moved, "verdict_changed", "paid", "undetermined")],
+        "transfer-receipts": [(moved, "verdict_changed", "paid", "undetermined")],
+        "tenant-messages": [],
+        "landlord-messages": [],
+    }
