@@ -12,6 +12,12 @@ premises that held, the closed scopes whose absence it relied on — so a fact w
 two independent supports survives the loss of one. A justification only cites
 premises found before it, so the proof objects form a DAG even when the rules
 are recursive.
+
+Derived facts are indexed by predicate, by (predicate, subject) and by (predicate,
+object), so a derived atom with a bound argument is a lookup rather than a scan; a
+semi-naive round reads the last round's new facts through the same index. Every
+lookup lists its facts in the order they were first found, so the justifications,
+and the order they are found in, do not depend on which lookup answered.
 """
 
 from __future__ import annotations
@@ -25,7 +31,6 @@ from typing import Any, Literal, Protocol
 from gaf.records import statement_text
 from gaf.rules import (
     Atom,
-    Body,
     Clause,
     Compare,
     CompiledRule,
@@ -55,9 +60,6 @@ class Truth(IntEnum):
 #: A ground atom: (predicate, subject, object-or-value or None).
 Ground = tuple[str, Any, Any]
 
-#: Which body position must match the last round's new facts (semi-naive), or None: every position may match anything.
-Restriction = tuple[int, set[Ground]] | None
-
 #: A body that stopped on an open pattern it could not bind: the rule, the pattern, the bindings so far.
 DeadEnd = tuple[str, Atom, dict[str, Any]]
 
@@ -83,7 +85,7 @@ class FactBase(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Premise:
     """One atom a justification used, with its truth and where it came from."""
 
@@ -97,7 +99,7 @@ class Premise:
 JustificationKey = tuple[str, int, tuple[tuple[str, Any], ...]]
 
 
-@dataclass
+@dataclass(slots=True)
 class Justification:
     """One way a conclusion was reached: the proof object of a derivation."""
 
@@ -150,19 +152,145 @@ def evaluate_rules(rules: Sequence[DerivationRule] | Program, facts: FactBase, *
     The program's clauses are already resolved: evaluation never goes back to the
     parser or the resolver."""
     program = rules if isinstance(rules, Program) else compile_rules(rules)
-    state = _State(facts=facts, by_ref={}, derived={}, idb=set(program.heads))
+    state = _State(facts=facts, idb=set(program.heads))
     for stratum in program.strata:
         state.current = {r.rule.head.predicate for r in stratum}
-        _fixpoint(state, stratum, mode)
+        _fixpoint(state, _bodies(stratum, state.current), mode)
         state.done |= state.current
-    return Conclusions(state.derived, state.open, state.rounds, state.dead_ends)
+    return Conclusions(state.index.grounds, state.open, state.rounds, state.dead_ends)
 
 
-@dataclass
+# ---------------------------------------------------------------------- clauses as evaluation reads them
+
+# How an argument of a pattern is read, decided once when its clause is compiled, so
+# matching never asks is_var or is_wild again.
+_ABSENT, _WILD, _VAR, _CONSTANT = 0, 1, 2, 3
+
+
+def _kind(term: Term | None) -> int:
+    if term is None:
+        return _ABSENT
+    if is_wild(term):
+        return _WILD
+    return _VAR if is_var(term) else _CONSTANT
+
+
+@dataclass(frozen=True, slots=True)
+class _Pattern:
+    """An atom with each argument's kind decided: what matching and grounding read."""
+
+    atom: Atom
+    predicate: str
+    subject_kind: int
+    subject: Any
+    object_kind: int
+    object: Any
+    vars: frozenset[str]
+
+    @classmethod
+    def of(cls, a: Atom) -> _Pattern:
+        return cls(a, a.predicate, _kind(a.subject), a.subject, _kind(a.object), a.object, frozenset(a.vars()))
+
+
+@dataclass(frozen=True, slots=True)
+class _Negation:
+    pattern: _Pattern
+
+
+@dataclass(frozen=True, slots=True)
+class _Test:
+    """A comparison with each side's kind decided."""
+
+    left_kind: int
+    left: Any
+    op: str
+    right_kind: int
+    right: Any
+
+
+_Compiled = _Pattern | _Negation | _Test
+
+
+def _compiled(clause: Clause, by_ref: dict[str, DerivationRule]) -> _Compiled:
+    """A clause as evaluation reads it; a rule reference (only in the raw clauses ``holds``
+    is asked about — a program has none left) is resolved against ``by_ref``."""
+    if isinstance(clause, Compare):
+        return _Test(_kind(clause.left), clause.left, clause.op, _kind(clause.right), clause.right)
+    if isinstance(clause, Not):
+        return _Negation(_Pattern.of(_atom(clause.not_, by_ref)))
+    return _Pattern.of(_atom(clause, by_ref))
+
+
+def _atom(clause: Atom | RuleRef, by_ref: dict[str, DerivationRule]) -> Atom:
+    return clause if isinstance(clause, Atom) else resolve(clause, by_ref)
+
+
+@dataclass(frozen=True, slots=True)
+class _Body:
+    """One body of a rule, compiled: what its justifications name, and its clauses."""
+
+    rule: str
+    head: _Pattern
+    number: int
+    confidence: float
+    clauses: tuple[_Compiled, ...]
+    #: positions of its positive atoms over what the stratum derives: where a semi-naive round restricts it
+    recursive: tuple[int, ...]
+
+
+def _bodies(stratum: Sequence[CompiledRule], current: set[str]) -> list[_Body]:
+    """Every body of the stratum's rules, in evaluation order, compiled once for the whole fixpoint."""
+    out = []
+    for r in stratum:
+        head = _Pattern.of(r.rule.head)
+        for number, clauses in enumerate(r.bodies):
+            compiled = tuple(_compiled(c, {}) for c in clauses)
+            recursive = tuple(i for i, c in enumerate(compiled) if isinstance(c, _Pattern) and c.predicate in current)
+            out.append(_Body(r.ref, head, number, r.rule.bodies[number].confidence, compiled, recursive))
+    return out
+
+
+# ---------------------------------------------------------------------- the derived facts
+
+
+@dataclass(slots=True)
+class _Index:
+    """Derived facts, in the order they were first found, by ground, by predicate, by
+    (predicate, subject) and by (predicate, object): every lookup lists its facts in that order."""
+
+    grounds: dict[Ground, Derived] = field(default_factory=dict)
+    by_predicate: defaultdict[str, dict[Ground, Derived]] = field(default_factory=lambda: defaultdict(dict))
+    by_subject: defaultdict[tuple[str, Any], dict[Ground, Derived]] = field(default_factory=lambda: defaultdict(dict))
+    by_object: defaultdict[tuple[str, Any], dict[Ground, Derived]] = field(default_factory=lambda: defaultdict(dict))
+
+    def add(self, d: Derived) -> None:
+        predicate, subject, obj = g = d.ground
+        self.grounds[g] = d
+        self.by_predicate[predicate][g] = d
+        self.by_subject[(predicate, subject)][g] = d
+        self.by_object[(predicate, obj)][g] = d
+
+    def match(self, predicate: str, subject: Any, obj: Any) -> list[Entry]:
+        """The facts of a predicate whose subject/object equal the given ones (None: any)."""
+        if subject is not None and obj is not None:
+            d = self.grounds.get((predicate, subject, obj))
+            return [] if d is None else [Entry(d.ground, d.truth)]
+        if subject is not None:
+            found = self.by_subject.get((predicate, subject))
+        elif obj is not None:
+            found = self.by_object.get((predicate, obj))
+        else:
+            found = self.by_predicate.get(predicate)
+        return [Entry(g, d.truth) for g, d in found.items()] if found else []
+
+
+#: Which body position must match the last round's new facts (semi-naive), or None: every position may match anything.
+Restriction = tuple[int, _Index] | None
+
+
+@dataclass(slots=True)
 class _State:
     facts: FactBase
-    by_ref: dict[str, DerivationRule]
-    derived: dict[Ground, Derived]
     idb: set[str]
     current: set[str] = field(default_factory=set)
     done: set[str] = field(default_factory=set)
@@ -170,68 +298,65 @@ class _State:
     rounds: int = 0
     seq: int = 0
     dead_ends: list[DeadEnd] = field(default_factory=list)
-    #: derived grounds by predicate, for matching
-    index: dict[str, dict[Ground, Derived]] = field(default_factory=lambda: defaultdict(dict))
+    index: _Index = field(default_factory=_Index)
+    #: when each derived fact was first found: a round's new facts are read in this order
+    position: dict[Ground, int] = field(default_factory=dict)
 
 
-def _fixpoint(state: _State, stratum: Sequence[CompiledRule], mode: Mode) -> None:
-    delta: set[Ground] | None = None  # None: the first round sees everything
+def _fixpoint(state: _State, bodies: Sequence[_Body], mode: Mode) -> None:
+    delta: _Index | None = None  # None: the first round sees everything
     while True:
         state.rounds += 1
         changed: set[Ground] = set()
-        for compiled in stratum:
-            r = compiled.rule
-            for number, clauses in enumerate(compiled.bodies):
-                for restrict in _restrictions(state, clauses, delta, mode):
-                    for j in _solve(state, r, number, clauses, restrict):
-                        if _record(state, r, j):
-                            changed.add(_ground(r.head, dict(j.bindings)))
+        for body in bodies:
+            restrictions: Sequence[Restriction] = (
+                [None] if delta is None or mode == "naive" else [(position, delta) for position in body.recursive]
+            )
+            for restrict in restrictions:
+                for ground, j in _solve(state, body, restrict):
+                    if _record(state, ground, j):
+                        changed.add(ground)
         if not changed:
             return
-        delta = changed
+        delta = _Index()
+        for ground in sorted(changed, key=state.position.__getitem__):
+            delta.add(state.index.grounds[ground])
 
 
-def _restrictions(state: _State, clauses: Sequence[Clause], delta: set[Ground] | None, mode: Mode) -> Iterator[Restriction]:
-    """Which body position must match the last round's new facts (semi-naive)."""
-    if delta is None or mode == "naive":
-        yield None
-        return
-    for position, clause in enumerate(clauses):
-        if isinstance(clause, (Atom, RuleRef)) and _atom(state, clause).predicate in state.current:
-            yield (position, delta)
-
-
-def _record(state: _State, r: DerivationRule, j: Justification) -> bool:
-    ground = _ground(r.head, dict(j.bindings))
-    d = state.derived.get(ground)
+def _record(state: _State, ground: Ground, j: Justification) -> bool:
+    d = state.index.grounds.get(ground)
     if d is None:
-        d = state.derived[ground] = Derived(ground)
-        state.index[ground[0]][ground] = d
-    if j.key in d.justifications and d.justifications[j.key].truth >= j.truth:
+        d = Derived(ground)
+        state.index.add(d)
+        state.position[ground] = len(state.position)
+    key = j.key
+    old = d.justifications.get(key)
+    if old is not None and old.truth >= j.truth:
         return False
     state.seq += 1
     j.seq = state.seq
-    d.justifications[j.key] = j
+    d.justifications[key] = j
     before = d.truth
     d.truth = max(d.truth, j.truth)
     return d.truth != before or j.truth == Truth.TRUE
 
 
-def _ground(a: Atom, binding: dict[str, Any]) -> Ground:
-    return (a.predicate, _value(a.subject, binding), _value(a.object, binding) if a.object is not None else None)
-
-
-def _value(term: Term | None, binding: dict[str, Any]) -> Any:
-    if is_var(term):
+def _value(kind: int, term: Any, binding: dict[str, Any]) -> Any:
+    """A term's value on a branch: None when it is absent, a wildcard or an unbound variable."""
+    if kind == _VAR:
         return binding.get(term)
-    return None if is_wild(term) else term
+    return term if kind == _CONSTANT else None
 
 
-def _bound(term: Term | None, binding: dict[str, Any]) -> bool:
-    return term is not None and not is_wild(term) and (not is_var(term) or term in binding)
+def _bound(kind: int, term: Any, binding: dict[str, Any]) -> bool:
+    return kind == _CONSTANT or (kind == _VAR and term in binding)
 
 
-@dataclass
+def _ground(a: _Pattern, binding: dict[str, Any]) -> Ground:
+    return (a.predicate, _value(a.subject_kind, a.subject, binding), _value(a.object_kind, a.object, binding))
+
+
+@dataclass(slots=True)
 class _Branch:
     binding: dict[str, Any]
     truth: Truth
@@ -240,66 +365,58 @@ class _Branch:
     unresolved: list[Ground]
 
 
-def _solve(
-    state: _State, r: DerivationRule, number: int, clauses: Sequence[Clause], restrict: Restriction
-) -> Iterator[Justification]:
-    b = r.bodies[number]
-    start = _Branch({}, Truth.TRUE, [], [], [])
-    for branch in _clauses(state, r, clauses, 0, start, restrict):
-        bindings = tuple(sorted(branch.binding.items()))
-        confidence = b.confidence * min(
-            (_confidence(state, p.ground) for p in branch.premises if p.derived), default=1.0
-        )
-        yield Justification(
-            rule=r.ref,
-            body=number,
-            bindings=bindings,
+def _solve(state: _State, body: _Body, restrict: Restriction) -> Iterator[tuple[Ground, Justification]]:
+    """Each way the body holds, as the head it concludes and the justification."""
+    for branch in _clauses(state, body, 0, _Branch({}, Truth.TRUE, [], [], []), restrict):
+        # Confidences are at most 1, so starting at 1 is min(..., default=1.0).
+        weakest = 1.0
+        for p in branch.premises:
+            if p.derived:
+                confidence = _confidence(state, p.ground)
+                if confidence < weakest:
+                    weakest = confidence
+        yield _ground(body.head, branch.binding), Justification(
+            rule=body.rule,
+            body=body.number,
+            bindings=tuple(sorted(branch.binding.items())),
             truth=branch.truth,
-            confidence=round(confidence, 12),
+            confidence=round(body.confidence * weakest, 12),
             premises=tuple(branch.premises),
-            negatives=tuple(sorted(set(branch.negatives))),
-            unresolved=tuple(sorted(set(branch.unresolved), key=repr)),
+            negatives=tuple(sorted(set(branch.negatives))) if branch.negatives else (),
+            unresolved=tuple(sorted(set(branch.unresolved), key=repr)) if branch.unresolved else (),
         )
 
 
 def _confidence(state: _State, ground: Ground) -> float:
-    d = state.derived.get(ground)
+    d = state.index.grounds.get(ground)
     if d is None:
         return 1.0
     return max((j.confidence for j in d.justifications.values() if j.truth == d.truth), default=1.0)
 
 
-def _atom(state: _State, clause: Atom | RuleRef) -> Atom:
-    """The atom a clause stands for: itself in a compiled program; a rule reference in the
-    raw clauses ``holds`` is asked about is resolved against the rules it was given."""
-    return clause if isinstance(clause, Atom) else resolve(clause, state.by_ref)
-
-
-def _clauses(
-    state: _State, r: DerivationRule, clauses: Sequence[Clause], i: int, branch: _Branch, restrict: Restriction
-) -> Iterator[_Branch]:
-    if i == len(clauses):
+def _clauses(state: _State, body: _Body, i: int, branch: _Branch, restrict: Restriction) -> Iterator[_Branch]:
+    if i == len(body.clauses):
         yield branch
         return
-    clause = clauses[i]
-    if isinstance(clause, Compare):
+    clause = body.clauses[i]
+    if isinstance(clause, _Test):
         if _compare(clause, branch.binding):
-            yield from _clauses(state, r, clauses, i + 1, branch, restrict)
+            yield from _clauses(state, body, i + 1, branch, restrict)
         return
-    if isinstance(clause, Not):
-        yield from _negation(state, r, clause, clauses, i, branch, restrict)
+    if isinstance(clause, _Negation):
+        yield from _negation(state, body, clause.pattern, i, branch, restrict)
         return
-    a = _atom(state, clause)
+    a = clause
     only = restrict[1] if restrict is not None and restrict[0] == i else None
     entries = _entries(state, a, branch.binding, only)
     usable = [e for e in entries if e.truth != Truth.FALSE]
+    derived = a.predicate in state.idb
     for e in usable:
         binding = _unify(a, e.ground, branch.binding)
         if binding is None:
             continue
-        derived = a.predicate in state.idb
         yield from _clauses(
-            state, r, clauses, i + 1,
+            state, body, i + 1,
             _Branch(binding, min(branch.truth, e.truth), [*branch.premises, Premise(e.ground, e.truth, derived, e.evidence)],
                     branch.negatives, branch.unresolved),
             restrict,
@@ -309,22 +426,19 @@ def _clauses(
     # Nothing is known about this atom: false inside a closed scope, else unknown.
     if _absence(state, a, branch.binding) is not None:
         return
-    if a.vars() - branch.binding.keys():
-        _dead_end(state, r, a, branch.binding)
+    if any(v not in branch.binding for v in a.vars):
+        _dead_end(state, body, a, branch.binding)
         return
     ground = _ground(a, branch.binding)
     yield from _clauses(
-        state, r, clauses, i + 1,
+        state, body, i + 1,
         _Branch(branch.binding, min(branch.truth, Truth.UNKNOWN), branch.premises, branch.negatives, [*branch.unresolved, ground]),
         restrict,
     )  # fmt: skip
 
 
-def _negation(
-    state: _State, r: DerivationRule, clause: Not, clauses: Sequence[Clause], i: int, branch: _Branch, restrict: Restriction
-) -> Iterator[_Branch]:
-    """``clause``, the ``i``-th of ``clauses``, on this branch; then the clauses after it."""
-    a = _atom(state, clause.not_)
+def _negation(state: _State, body: _Body, a: _Pattern, i: int, branch: _Branch, restrict: Restriction) -> Iterator[_Branch]:
+    """``not a``, the ``i``-th clause of ``body``, on this branch; then the clauses after it."""
     entries = _entries(state, a, branch.binding, None)
     premises, negatives, unresolved = branch.premises, branch.negatives, branch.unresolved
     derived = a.predicate in state.idb
@@ -354,15 +468,15 @@ def _negation(
     value = inner.negate()
     if value == Truth.FALSE:
         return
-    yield from _clauses(state, r, clauses, i + 1, _Branch(branch.binding, min(branch.truth, value), premises, negatives, unresolved), restrict)
+    yield from _clauses(state, body, i + 1, _Branch(branch.binding, min(branch.truth, value), premises, negatives, unresolved), restrict)
 
 
-def _ground_pattern(a: Atom, binding: dict[str, Any]) -> bool:
+def _ground_pattern(a: _Pattern, binding: dict[str, Any]) -> bool:
     """Whether an atom names one proposition (a missing object stands for a unary predicate)."""
-    return _bound(a.subject, binding) and (a.object is None or _bound(a.object, binding))
+    return _bound(a.subject_kind, a.subject, binding) and (a.object_kind == _ABSENT or _bound(a.object_kind, a.object, binding))
 
 
-def _absence(state: _State, a: Atom, binding: dict[str, Any]) -> str | None:
+def _absence(state: _State, a: _Pattern, binding: dict[str, Any]) -> str | None:
     """Why absence means false here: a declaration id, "" when the rules settle it, None when unknown.
 
     A derived predicate is defined completely by its rules once its stratum is
@@ -374,47 +488,38 @@ def _absence(state: _State, a: Atom, binding: dict[str, Any]) -> str | None:
         if a.predicate in state.current or a.predicate not in state.open:
             return ""
         return None
-    subject = _value(a.subject, binding) if _bound(a.subject, binding) else None
-    obj = _value(a.object, binding) if _bound(a.object, binding) else None
+    subject, obj = _value(a.subject_kind, a.subject, binding), _value(a.object_kind, a.object, binding)
     return state.facts.closed(a.predicate, subject, obj)
 
 
-def _dead_end(state: _State, r: DerivationRule, a: Atom, binding: dict[str, Any]) -> None:
+def _dead_end(state: _State, body: _Body, a: _Pattern, binding: dict[str, Any]) -> None:
     """A body stopped on an open pattern it could not bind: its head may be unknown."""
-    state.dead_ends.append((r.ref, a, dict(binding)))
-    state.open.add(r.head.predicate)
+    state.dead_ends.append((body.rule, a.atom, dict(binding)))
+    state.open.add(body.head.predicate)
 
 
-def _entries(state: _State, a: Atom, binding: dict[str, Any], only: set[Ground] | None) -> list[Entry]:
-    subject = _value(a.subject, binding) if _bound(a.subject, binding) else None
-    obj = _value(a.object, binding) if _bound(a.object, binding) else None
+def _entries(state: _State, a: _Pattern, binding: dict[str, Any], only: _Index | None) -> list[Entry]:
+    """What is known of the atom on this branch: from the fact base, or derived (only: the last round's new facts)."""
+    subject, obj = _value(a.subject_kind, a.subject, binding), _value(a.object_kind, a.object, binding)
     if a.predicate not in state.idb:
         return state.facts.match(a.predicate, subject, obj)
-    out = []
-    for ground, d in state.index.get(a.predicate, {}).items():
-        if only is not None and ground not in only:
-            continue
-        if (subject is None or ground[1] == subject) and (obj is None or ground[2] == obj):
-            out.append(Entry(ground, d.truth))
-    return out
+    return (state.index if only is None else only).match(a.predicate, subject, obj)
 
 
-def _unify(a: Atom, ground: Ground, binding: dict[str, Any]) -> dict[str, Any] | None:
+def _unify(a: _Pattern, ground: Ground, binding: dict[str, Any]) -> dict[str, Any] | None:
     out = dict(binding)
-    for term, value in ((a.subject, ground[1]), (a.object, ground[2])):
-        if term is None or is_wild(term):
-            continue
-        if is_var(term):
+    for kind, term, value in ((a.subject_kind, a.subject, ground[1]), (a.object_kind, a.object, ground[2])):
+        if kind == _VAR:
             if term in out and out[term] != value:
                 return None
             out[term] = value
-        elif term != value:
+        elif kind == _CONSTANT and term != value:
             return None
     return out
 
 
-def _compare(c: Compare, binding: dict[str, Any]) -> bool:
-    left, right = _value(c.left, binding), _value(c.right, binding)
+def _compare(c: _Test, binding: dict[str, Any]) -> bool:
+    left, right = _value(c.left_kind, c.left, binding), _value(c.right_kind, c.right, binding)
     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (left, right))
     if c.op in ("==", "!="):
         same = left == right and (numeric or type(left) is type(right))
@@ -450,6 +555,10 @@ def holds(
     return truth, used, sorted({show(g) for g in unknown})
 
 
+#: A condition is evaluated as the one body of a rule concluding this, which nothing reads.
+_CONDITION = _Pattern.of(Atom(predicate="condition", subject="?subject"))
+
+
 def holds_grounds(
     clauses: Sequence[Clause], facts: FactBase, binding: dict[str, Any], by_ref: dict[str, DerivationRule] | None = None
 ) -> tuple[Truth, list[str], set[Ground]]:
@@ -459,19 +568,18 @@ def holds_grounds(
     derivation rules of the policy when the clauses are a rule body."""
     if not clauses:
         return Truth.TRUE, [], set()
-    head = Atom(predicate="condition", subject="?subject")
-    condition = DerivationRule(name="condition", head=head, bodies=[Body(when=list(clauses))])
-    state = _State(facts=facts, by_ref=by_ref or {}, derived={}, idb=set())
+    condition = _Body("condition@1", _CONDITION, 0, 1.0, tuple(_compiled(c, by_ref or {}) for c in clauses), ())
+    state = _State(facts=facts, idb=set())
     best: _Branch | None = None
     unknown: set[Ground] = set()
-    for branch in _clauses(state, condition, condition.bodies[0].when, 0, _Branch(dict(binding), Truth.TRUE, [], [], []), None):
+    for branch in _clauses(state, condition, 0, _Branch(dict(binding), Truth.TRUE, [], [], []), None):
         if branch.truth == Truth.UNKNOWN:
             unknown.update(branch.unresolved)
             unknown.update(p.ground for p in branch.premises if p.truth == Truth.UNKNOWN)
         if best is None or branch.truth > best.truth:
             best = branch
     for _, a, b in state.dead_ends:
-        unknown.add(_ground(a, b))
+        unknown.add(_ground(_Pattern.of(a), b))
     truth = best.truth if best is not None else (Truth.UNKNOWN if state.dead_ends else Truth.FALSE)
     used = sorted({p.evidence for p in best.premises if p.evidence}) if best is not None else []
     return truth, used, unknown if truth != Truth.TRUE else set()
