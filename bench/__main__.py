@@ -13,9 +13,8 @@ import pkgutil
 import sys
 from pathlib import Path
 
-#: Modules of the package that are not benchmarks: the synthetic graph (graph), and
-#: the prototype of a library change the benchmarks measure (derive_proto).
-HELPERS = {"graph", "derive_proto"}
+#: Modules of the package that are not benchmarks: the synthetic graph (graph).
+HELPERS = {"graph"}
 
 
 def modules() -> list[str]:

@@ -18,8 +18,7 @@ Two claims of gaf's design, each measured beside a baseline from the same run:
     ownership forest, evaluated semi-naively and naively (the baseline) by
     ``gaf.derive.evaluate_rules`` over the same in-memory fact base; both must
     derive the same facts. ``--profile`` runs semi-naive under cProfile and prints
-    the hotspots; ``--proto`` also runs the prototype in bench/derive_proto.py
-    (a copy of gaf/derive.py with proposed changes), checked against the original.
+    the hotspots.
 
 Neo4j connection: $NEO4J_URI, $NEO4J_USER, $NEO4J_PASSWORD (see
 docs/benchmarks-projection.md for a private server). The Neo4j database is
@@ -689,11 +688,6 @@ def summarize(conclusions: Any) -> dict[str, Any]:
     }
 
 
-def order(conclusions: Any) -> dict[tuple, int]:
-    """When each justification was found (its seq): projection relies on this order."""
-    return {(g, k): j.seq for g, d in conclusions.derived.items() for k, j in d.justifications.items()}
-
-
 def fingerprint(conclusions: Any) -> set[tuple]:
     """What a run concluded, comparable across modes: each ground, its truth and its justifications' keys."""
     return {
@@ -709,27 +703,17 @@ def run_rules(args: argparse.Namespace) -> dict[str, Any]:
     sizes = [int(s) for s in args.owns.split(",")]
     naive_max = args.naive_max if args.naive_max is not None else max(sizes)
     rules = control_rules(args.form)
-    proto = None
-    if args.proto:
-        from bench import derive_proto as proto
     out: dict[str, Any] = {"max_depth": args.max_depth, "form": args.form, "rule": str(rules[0]), "runs": []}
     for size in sizes:
         edges = ownership_forest(size, args.seed, args.max_depth)
         facts = OwnsFacts(edges)
         expected = expected_closure(edges)
         row: dict[str, Any] = {"owns": size, "closure": len(expected)}
-        variants: list[tuple[str, str, Callable[[], Any]]] = []
-        if args.original_max is None or size <= args.original_max:
-            variants.append(("semi-naive", "semi-naive", lambda: evaluate_rules(rules, facts, mode="semi-naive")))
-        if proto is not None:
-            variants.append(("proto semi-naive", "semi-naive", lambda: proto.evaluate_rules(rules, facts, mode="semi-naive")))
-        if size <= naive_max and (args.original_max is None or size <= args.original_max):
-            variants.append(("naive", "naive", lambda: evaluate_rules(rules, facts, mode="naive")))
-            if proto is not None and args.proto_naive:
-                variants.append(("proto naive", "naive", lambda: proto.evaluate_rules(rules, facts, mode="naive")))
+        variants: list[tuple[str, Callable[[], Any]]] = [("semi-naive", lambda: evaluate_rules(rules, facts, mode="semi-naive"))]
+        if size <= naive_max:
+            variants.append(("naive", lambda: evaluate_rules(rules, facts, mode="naive")))
         reference = None
-        orders: dict[str, dict] = {}
-        for name, mode, fn in variants:
+        for name, fn in variants:
             log(f"[rules] {size:,} owns facts ({args.form}-recursive): {name} (load {load_average()})")
             times = []
             cpu = []
@@ -744,19 +728,13 @@ def run_rules(args: argparse.Namespace) -> dict[str, Any]:
             summary = summarize(conclusions)
             got = {(g[1], g[2]) for g, d in conclusions.derived.items() if int(d.truth) == 2}
             fp = fingerprint(conclusions)
-            if name == "semi-naive":
+            if reference is None:
                 reference = fp
             result = {**summary, "seconds": statistics.median(cpu), "wall_s": statistics.median(times), "runs_s": times, "cpu_runs_s": cpu,
-                      "matches_closure": got == expected, "same_as_semi_naive": None if reference is None else fp == reference}  # fmt: skip
-            if name.startswith("proto"):
-                original = orders.get(mode)
-                result["same_order_as_original"] = (order(conclusions) == original) if original is not None else None
-            else:
-                orders[mode] = order(conclusions)
+                      "matches_closure": got == expected, "same_as_semi_naive": fp == reference}  # fmt: skip
             row[name] = result
             log(f"    {result['seconds']:.2f} s CPU ({result['wall_s']:.2f} s wall); {summary['derived']:,} derived in {summary['rounds']} rounds; "
-                f"closure {'ok' if result['matches_closure'] else 'WRONG'}; same as semi-naive: {result['same_as_semi_naive']}"
-                + (f"; same order as the original: {result['same_order_as_original']}" if "same_order_as_original" in result else ""))
+                f"closure {'ok' if result['matches_closure'] else 'WRONG'}; same as semi-naive: {result['same_as_semi_naive']}")
             del conclusions, fp
             gc.collect()
         out["runs"].append(row)
@@ -764,11 +742,10 @@ def run_rules(args: argparse.Namespace) -> dict[str, Any]:
         size = args.profile
         edges = ownership_forest(size, args.seed, args.max_depth)
         facts = OwnsFacts(edges)
-        target = proto.evaluate_rules if (proto is not None and args.profile_proto) else evaluate_rules
-        log(f"[rules] profiling {'the prototype' if target is not evaluate_rules else 'gaf.derive'} semi-naive at {size:,} owns facts")
+        log(f"[rules] profiling gaf.derive semi-naive at {size:,} owns facts")
         profiler = cProfile.Profile(time.process_time)  # CPU time: the machine may be shared
         profiler.enable()
-        target(rules, facts, mode="semi-naive")
+        evaluate_rules(rules, facts, mode="semi-naive")
         profiler.disable()
         stream = io.StringIO()
         stats = pstats.Stats(profiler, stream=stream)
@@ -786,35 +763,19 @@ def run_rules(args: argparse.Namespace) -> dict[str, Any]:
 def rules_report(out: dict[str, Any]) -> str:
     rows = []
     for r in out["runs"]:
-        semi = r.get("semi-naive")
+        semi = r["semi-naive"]
         naive = r.get("naive")
-        proto = r.get("proto semi-naive")
-        pnaive = r.get("proto naive")
-        first = semi or proto or {}
-
-        def same(v: dict | None) -> str:
-            if not v:
-                return "-"
-            if v["same_as_semi_naive"] is None:
-                return "n/a"
-            ok = v["same_as_semi_naive"] and v.get("same_order_as_original") is not False
-            return "yes" if ok else "NO"
-
         rows.append([
-            f"{r['owns']:,}", f"{first['derived']:,}", first["rounds"],
-            f"{semi['seconds']:.2f}" if semi else "not run",
+            f"{r['owns']:,}", f"{semi['derived']:,}", semi["rounds"], f"{semi['seconds']:.2f}",
             f"{naive['seconds']:.2f}" if naive else "not run",
-            f"{naive['seconds'] / semi['seconds']:.2f}x" if naive and semi else "-",
-            same(naive), "yes" if first["matches_closure"] else "NO",
-            (f"{proto['seconds']:.2f}" + (f" ({semi['seconds'] / proto['seconds']:.1f}x)" if semi else "")) if proto else "-",
-            same(proto),
-            f"{pnaive['seconds']:.2f} ({naive['seconds'] / pnaive['seconds']:.1f}x)" if pnaive and naive else "-", same(pnaive),
+            f"{naive['seconds'] / semi['seconds']:.2f}x" if naive else "-",
+            ("yes" if naive["same_as_semi_naive"] else "NO") if naive else "-",
+            "yes" if semi["matches_closure"] else "NO",
         ])  # fmt: skip
     return (
         f"== {out['rule']} — ownership forest, depth <= {out['max_depth']}; CPU seconds of this process (median of runs; wall time in --json)\n"
-        + table(["owns facts", "derived", "rounds", "semi-naive s", "naive s (baseline)", "naive/semi",
-                 "same facts", "= closure", "proto semi-naive s (speed-up)", "same", "proto naive s (speed-up)", "same"], rows)
-    )  # fmt: skip
+        + table(["owns facts", "derived", "rounds", "semi-naive s", "naive s (baseline)", "naive/semi", "same facts", "= closure"], rows)
+    )
 
 
 def _trim_profile(text: str) -> str:
@@ -865,10 +826,6 @@ def main(argv: list[str] | None = None) -> int:
     rules.add_argument("--repeat", type=int, default=1, help="timed runs per mode (median)")
     rules.add_argument("--profile", type=int, metavar="OWNS", help="profile semi-naive at this many owns facts")
     rules.add_argument("--profile-top", type=int, default=25)
-    rules.add_argument("--proto", action="store_true", help="also run bench/derive_proto.py (semi-naive)")
-    rules.add_argument("--proto-naive", action="store_true", help="with --proto, run the prototype's naive mode too")
-    rules.add_argument("--original-max", type=int, help="run gaf.derive itself only up to this many owns facts (default: all)")
-    rules.add_argument("--profile-proto", action="store_true", help="with --proto, profile the prototype instead")
     rules.add_argument("--form", choices=sorted(RULE_FORMS), default="left",
                        help="left: controls(?X,?Z), owns(?Z,?Y) (default); right: owns(?X,?Z), controls(?Z,?Y)")
 

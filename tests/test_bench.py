@@ -87,3 +87,15 @@ def test_the_ingest_benchmark_runs_gaf_beside_raw_on_the_embedded_store_and_reco
     doc = json.loads(out.read_text())
     assert {r["variant"] for r in doc["runs"]} >= {"raw", "gaf"} and all(r["verified"] for r in doc["runs"])
     assert len(doc["load_average"]["start"]) == 3 and len(doc["load_average"]["end"]) == 3
+
+
+def test_the_rules_benchmark_derives_the_closure_in_both_modes_and_both_forms(tmp_path):
+    # A tiny ownership forest: semi-naive and naive derive the same facts, equal to the walked closure.
+    from bench import projection
+
+    for form in ("left", "right"):
+        out = tmp_path / f"rules-{form}.json"
+        assert projection.main(["--json", str(out), "rules", "--form", form, "--owns", "200"]) == 0
+        (row,) = json.loads(out.read_text())["runs"]
+        for mode in ("semi-naive", "naive"):
+            assert row[mode]["matches_closure"] and row[mode]["same_as_semi_naive"], (form, mode)
