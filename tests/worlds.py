@@ -19,18 +19,28 @@ string) — and whose rules name those arguments, as constants or through a vari
 predicate keeps one argument (or none) throughout a world, so every claim about it states
 one proposition: worlds of propositions that differ only in their argument, read alike by
 ``p(?subject)``, are for a test that wants them.
+
+``ledger_world()`` draws the larger worlds impact analysis is checked on, made to be
+stored: several sources (trusted, authoritative, trusted for nothing), several subjects
+under one policy scoped to every case, claims of several statements with and without a
+valid interval, closed scopes from any source, derivation rules with ``not`` over closed
+and derived predicates, a closure per subject and actions on some verdicts; ``trigger``
+draws a change to one (a source invalidated, a claim retracted, a new claim).
+``tests/impact_truth.py`` stores them through gaf's own paths.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Literal
 
 from hypothesis import strategies as st
 
-from gaf.records import GAF, Agent, Claim, Closure, Projection, Source, VerdictRules
+from gaf.records import GAF, Agent, Claim, Closure, Projection, Source, SourceInvalidation, VerdictRules, statement_text
 from gaf.rules import Atom, Not, atom, not_
+from gaf.types import format_instant
 
 #: The closure's as-of: stored claims are seen before it, added ones arrive at it.
 AT = datetime(2026, 7, 15, tzinfo=timezone.utc)
@@ -58,18 +68,24 @@ class World:
     arguments: dict[str, Argument] = field(default_factory=dict)
 
 
-def statement(predicate: str, polarity: str, argument: Argument | None = None) -> dict[str, Any]:
-    """A statement about the world's subject over its valid interval."""
-    return {"subject": SUBJECT, "predicate": predicate, **(argument or {}), "polarity": polarity, "valid": VALID}
+def statement(predicate: str, polarity: str, argument: Argument | None = None, *, subject: str = SUBJECT,
+              valid: dict[str, str] | None = VALID) -> dict[str, Any]:  # fmt: skip
+    """A statement about the world's subject (or another) over the valid interval (or, valid=None, none)."""
+    return {"subject": subject, "predicate": predicate, **(argument or {}), "polarity": polarity, **({"valid": valid} if valid else {})}
 
 
-def claim(source: str, predicate: str, polarity: str, n: int | None, argument: Argument | None = None) -> Claim:
-    """The n-th stored claim, or (n is None) one arriving at the closure's as-of."""
+def said(source: str, statements: list[dict[str, Any]], n: int | None, observer: str = OBSERVER) -> Claim:
+    """The n-th stored claim making these statements, or (n is None) one arriving at the closure's as-of."""
     # Stored claims were seen before the closure's as-of; added ones arrive at it, as the
     # what-if search's hypotheses do (when a source speaks can decide which of its words counts).
     seen = AT if n is None else AT - timedelta(hours=1 + n)
-    return Claim(source=source, observer=OBSERVER, observed_at=seen, recorded_at=seen,
-                 transformation="api_export", statements=[statement(predicate, polarity, argument)])  # fmt: skip
+    return Claim(source=source, observer=observer, observed_at=seen, recorded_at=seen, transformation="api_export",
+                 statements=statements)  # fmt: skip
+
+
+def claim(source: str, predicate: str, polarity: str, n: int | None, argument: Argument | None = None) -> Claim:
+    """The n-th stored claim of one statement, or (n is None) one arriving at the closure's as-of."""
+    return said(source, [statement(predicate, polarity, argument)], n)
 
 
 def additions(arguments: dict[str, Argument] | None = None) -> list[Claim]:
@@ -171,20 +187,11 @@ def build(trusted: list[str], closed: list[str], derived: list[list[RuleLiteral]
     polarity), each carrying its predicate's argument from ``arguments``."""
     trust = [{"source": SOURCES[0], "predicates": sorted(trusted), "authoritative": True},
              {"source": SOURCES[1], "predicates": list(BASE)}]  # fmt: skip
-    completeness = [{"source": SOURCES[0], "predicate": p, "subject": "case:*", "valid": VALID, "as_of": "2026-07-10T00:00:00Z"}
-                    for p in sorted(closed)]  # fmt: skip
-    rules = [{"name": f"d{k}", "version": 1, "head": f"d{k}(?R)", "when": _positive_first(body, "?R")} for k, body in enumerate(derived)]
+    completeness = [complete(SOURCES[0], p) for p in sorted(closed)]
+    rules = derivation_rules(derived)
     policy = Projection(name="random", version=1, question="q", completeness=completeness, trust=trust,
                         derivation_rules=rules, conclusions=[d["name"] for d in rules])  # fmt: skip
-    verdict_rules = []
-    for k, r in enumerate(verdict):
-        rule = {"name": f"r{k}", "role": r["role"], "condition": _positive_first(r["condition"], "?subject"), "qualifier": r["qualifier"]}
-        if r["role"] == "defeater":
-            rule["strength"] = "defeater"
-        verdict_rules.append(rule)
-    judged = VerdictRules(name="random", version=1, conclusion="c", rules=verdict_rules,
-                          defeats=[{"attacker": a, "attacked": w} for a, w in defeats],
-                          bands=[{"label": "yes", "low": 0.25, "high": 1}, {"label": "no", "low": -1, "high": -0.25}])  # fmt: skip
+    judged = verdict_rules(verdict, defeats)
     arguments = arguments or {}
     stored = [claim(SOURCES[s], p, polarity, n, arguments.get(p)) for n, (s, p, polarity) in enumerate(claims)]
     gaf = GAF(projection=policy.id, facts=[])
@@ -192,6 +199,47 @@ def build(trusted: list[str], closed: list[str], derived: list[list[RuleLiteral]
                       projection=policy.id, projection_version=1, implementation=policy.implementation,
                       rules=judged.id, rules_version=1, engine="gaf-hcategoriser/1", closed_at=AT)  # fmt: skip
     return World(policy, judged, stored, closure, arguments)
+
+
+def complete(source: str, predicate: str) -> dict[str, Any]:
+    """A source's declaration that it is complete for a predicate about every case, over the valid interval."""
+    return {"source": source, "predicate": predicate, "subject": "case:*", "valid": VALID, "as_of": "2026-07-10T00:00:00Z"}
+
+
+def derivation_rules(derived: list[list[RuleLiteral]]) -> list[dict[str, Any]]:
+    """Rules ``d0``, ``d1``, … of one variable from their bodies (a positive literal first)."""
+    return [{"name": f"d{k}", "version": 1, "head": f"d{k}(?R)", "when": _positive_first(body, "?R")} for k, body in enumerate(derived)]
+
+
+def verdict_rules(verdict: list[dict[str, Any]], defeats: list[tuple[str, str]]) -> VerdictRules:
+    """Rules ``r0``, ``r1``, … from ``{"role", "condition", "qualifier"}``, with the defeat
+    edges between them, labelled yes and no by bands."""
+    rules = []
+    for k, r in enumerate(verdict):
+        rule = {"name": f"r{k}", "role": r["role"], "condition": _positive_first(r["condition"], "?subject"), "qualifier": r["qualifier"]}
+        if r["role"] == "defeater":
+            rule["strength"] = "defeater"
+        rules.append(rule)
+    return VerdictRules(name="random", version=1, conclusion="c", rules=rules,
+                        defeats=[{"attacker": a, "attacked": w} for a, w in defeats],
+                        bands=[{"label": "yes", "low": 0.25, "high": 1}, {"label": "no", "low": -1, "high": -0.25}])  # fmt: skip
+
+
+def judgement(draw: st.DrawFn, conditions: st.SearchStrategy[RuleLiteral]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """Draw one to three verdict rules (the first a warrant) whose conditions come from
+    ``conditions``, and defeat edges from the attackers to the warrants: what ``build``'s
+    ``verdict`` and ``defeats`` take.
+
+    A function of the caller's ``draw``, not a strategy of its own, so that ``world`` draws
+    the same examples it drew before ``ledger_world`` shared this with it."""
+    verdict = []
+    for k in range(draw(st.integers(1, 3))):
+        role = "warrant" if k == 0 else draw(st.sampled_from(["warrant", "rebuttal", "defeater"]))
+        condition = draw(st.lists(conditions, min_size=1, max_size=2))
+        verdict.append({"role": role, "condition": condition, "qualifier": draw(st.sampled_from([0.5, 1.0]))})
+    attackers = [f"r{k}" for k, r in enumerate(verdict) if r["role"] != "warrant"]
+    warrants = [f"r{k}" for k, r in enumerate(verdict) if r["role"] == "warrant"]
+    return verdict, [(a, w) for a in attackers for w in warrants if draw(st.booleans())]
 
 
 @st.composite
@@ -208,16 +256,9 @@ def world(draw, values: bool = False) -> World:
     base = argued_literal(BASE, "?R", argued) if values else literal(BASE, "?R")
     derived = [draw(st.lists(base, min_size=1, max_size=2)) for _ in range(draw(st.integers(0, 2)))]
     premises = (*BASE, *(f"d{k}" for k in range(len(derived))))
-    verdict = []
-    for k in range(draw(st.integers(1, 3))):
-        role = "warrant" if k == 0 else draw(st.sampled_from(["warrant", "rebuttal", "defeater"]))
-        conditions = (st.one_of(argued_literal(BASE, "?subject", argued, joins=True), literal(premises, "?subject")) if values
-                      else literal(premises, "?subject"))  # fmt: skip
-        condition = draw(st.lists(conditions, min_size=1, max_size=2))
-        verdict.append({"role": role, "condition": condition, "qualifier": draw(st.sampled_from([0.5, 1.0]))})
-    attackers = [f"r{k}" for k, r in enumerate(verdict) if r["role"] != "warrant"]
-    warrants = [f"r{k}" for k, r in enumerate(verdict) if r["role"] == "warrant"]
-    defeats = [(a, w) for a in attackers for w in warrants if draw(st.booleans())]
+    conditions = (st.one_of(argued_literal(BASE, "?subject", argued, joins=True), literal(premises, "?subject")) if values
+                  else literal(premises, "?subject"))  # fmt: skip
+    verdict, defeats = judgement(draw, conditions)
     claims = draw(st.lists(st.tuples(st.sampled_from(range(len(SOURCES))), st.sampled_from(BASE), st.sampled_from(POLARITIES)),
                            max_size=4, unique=True))  # fmt: skip
     return build(trusted, closed, derived, verdict, defeats, claims, argued)
@@ -236,7 +277,7 @@ RECORDS = [Agent(key="observer", name="observer", agent_type="software"), PARTY_
            *(Source(key=f"s{i}", name=f"source {i}") for i in range(2)), UNTRUSTED_SOURCE]  # fmt: skip
 
 
-def with_exclusions(world: World, said: list[tuple[str, list[tuple[str, str]]]]) -> World:
+def with_exclusions(world: World, spoken: list[tuple[str, list[tuple[str, str]]]]) -> World:
     """The world with the party named and more claims: (speaker, [(predicate, polarity), …]).
 
     Each added claim may carry several statements, so one claim can be admitted for
@@ -250,12 +291,9 @@ def with_exclusions(world: World, said: list[tuple[str, list[tuple[str, str]]]])
     trust[1]["predicates"] = sorted({*trust[1]["predicates"], *p.conclusions})
     policy = Projection(**{**p.model_dump(exclude={"id", "trust", "parties"}), "trust": trust, "parties": [PARTY_AGENT.id]})
     sources = {"s0": SOURCES[0], "s1": SOURCES[1], "untrusted": UNTRUSTED_SOURCE.id, "party": SOURCES[1]}
-    added = []
-    for n, (speaker, statements) in enumerate(said, start=len(world.claims)):
-        seen = AT - timedelta(hours=1 + n)
-        added.append(Claim(source=sources[speaker], observer=PARTY_AGENT.id if speaker == "party" else OBSERVER,
-                           observed_at=seen, recorded_at=seen, transformation="api_export",
-                           statements=[statement(pred, pol) for pred, pol in statements]))  # fmt: skip
+    added = [said(sources[speaker], [statement(pred, pol) for pred, pol in statements], n,
+                  PARTY_AGENT.id if speaker == "party" else OBSERVER)
+             for n, (speaker, statements) in enumerate(spoken, start=len(world.claims))]  # fmt: skip
     closure = Closure(**{**world.closure.model_dump(exclude={"id", "projection"}), "projection": policy.id})
     return World(policy, world.rules, [*world.claims, *added], closure, world.arguments)
 
@@ -267,12 +305,177 @@ def excluding_world(draw) -> World:
     base = draw(world())
     conclusions = list(base.policy.conclusions)
     predicates = {"s0": list(BASE), "s1": list(BASE), "untrusted": [*BASE, *conclusions], "party": [*BASE, *conclusions]}
-    said = []
+    spoken = []
     for speaker in draw(st.lists(st.sampled_from(SPEAKERS), max_size=4)):
         statements = draw(st.lists(st.tuples(st.sampled_from(predicates[speaker]), st.sampled_from(POLARITIES)),
                                    min_size=1, max_size=3, unique_by=lambda s: s[0]))  # fmt: skip
-        said.append((speaker, statements))
-    return with_exclusions(base, said)
+        spoken.append((speaker, statements))
+    return with_exclusions(base, spoken)
+
+
+# ---------------------------------------------------------------------- stored worlds, and what changes them
+
+#: The subjects a stored world may be about (each gets a closure), and the policy's scope.
+SUBJECTS = ("case:1", "case:2", "case:3", "case:4")
+#: Every source a stored world may name; the first two are ``SOURCES``' own records.
+LEDGER_SOURCES = [Source(key=f"s{i}", name=f"source {i}") for i in range(6)]
+#: From when an invalidated source's claims are void, unless a trigger says otherwise: before any of them.
+LONG_AGO = AT - timedelta(days=365)
+
+#: Polarities as a stored world draws them: three affirmations to a denial.
+LEANING = ("affirmed", "affirmed", "affirmed", "denied")
+#: One statement of a stored claim, as plain values: (subject, predicate, polarity, over the valid interval?).
+Said = tuple[str, str, str, bool]
+
+
+@dataclass(frozen=True)
+class LedgerWorld:
+    """A world to be stored and decided through gaf's own paths, one closure per subject.
+
+    Several sources — some trusted, some authoritative for what they are trusted for,
+    some trusted for nothing — speak about several subjects under one policy whose
+    scope is every case; each subject in ``subjects`` is closed once, and the verdicts
+    of those in ``acted`` are executed by an action. ``invalidations`` are source
+    invalidations the ledger holds (a trigger adds one). Nothing here is stored:
+    ``tests.impact_truth.materialise`` writes it.
+    """
+
+    policy: Projection
+    rules: VerdictRules
+    #: every source the world names, trusted or not, whether or not it said anything
+    sources: list[Source]
+    claims: list[Claim]
+    subjects: list[str]
+    acted: list[str]
+    invalidations: list[SourceInvalidation] = field(default_factory=list)
+
+    def trusted(self, source: str) -> bool:
+        """Whether the policy lets a source establish anything."""
+        return any(t.source == source for t in self.policy.trust)
+
+
+def build_ledger(trust: list[tuple[list[str], bool]], untrusted: int, closed: list[tuple[int, str]],
+                 derived: list[list[RuleLiteral]], verdict: list[dict[str, Any]], defeats: list[tuple[str, str]],
+                 claims: list[tuple[int, list[Said]]], subjects: Sequence[str], acted: Sequence[str] = (),
+                 corroboration: int = 1) -> LedgerWorld:  # fmt: skip
+    """A stored world from plain values, the way ``ledger_world`` draws it — so a failing
+    example can be written down and pinned.
+
+    ``trust``: for sources s0, s1, …, the predicates each may establish and whether it is
+    authoritative; then ``untrusted`` more sources, trusted for nothing. ``closed``:
+    (source index, predicate) declared complete for every case. ``derived``: the bodies of
+    ``d0``, ``d1``, … (a body may name an earlier ``d``). ``verdict`` and ``defeats`` as
+    ``build`` takes them. ``claims``: (source index, statements), the n-th seen n + 1
+    hours before the as-of. ``corroboration``: how many independent sources a proposition
+    needs when none is authoritative."""
+    sources = LEDGER_SOURCES[: len(trust) + untrusted]
+    rules = derivation_rules(derived)
+    policy = Projection(
+        name="ledger", version=1, question="q", scope={"subjects": ["case:*"]},
+        completeness=[complete(sources[i].id, p) for i, p in sorted(closed)],
+        trust=[{"source": sources[i].id, "predicates": sorted(preds), "authoritative": auth} for i, (preds, auth) in enumerate(trust)],
+        conflict={"corroboration": corroboration}, derivation_rules=rules, conclusions=[d["name"] for d in rules],
+    )  # fmt: skip
+    stored = [said(sources[i].id, [statement(p, polarity, subject=subject, valid=VALID if valid else None)
+                                   for subject, p, polarity, valid in statements], n)
+              for n, (i, statements) in enumerate(claims)]  # fmt: skip
+    return LedgerWorld(policy, verdict_rules(verdict, defeats), sources, stored, list(subjects), list(acted))
+
+
+@st.composite
+def ledger_world(draw) -> LedgerWorld:
+    """A random stored world: three to six sources (one or two trusted for nothing), two to
+    four subjects, five to thirty claims of one to three statements (some over the valid
+    interval, some without one, affirmed and denied), closed scopes declared by any source,
+    derivation rules with ``not`` over base and earlier derived predicates, verdict rules,
+    and actions on some verdicts."""
+    trust = [(sorted(draw(st.sets(st.sampled_from(BASE), min_size=1))), draw(st.booleans())) for _ in range(draw(st.integers(2, 4)))]
+    # Every base predicate is one some trusted source may establish: verdict rules may read any of them.
+    uncovered = set(BASE) - {p for preds, _ in trust for p in preds}
+    trust[-1] = (sorted({*trust[-1][0], *uncovered}), trust[-1][1])
+    untrusted = draw(st.integers(1, 2))
+    n = len(trust) + untrusted
+    # Trusted sources declare some of what they are trusted for complete; an untrusted one may
+    # declare anything, and its declaration closes nothing.
+    closed = [(i, p) for i, (preds, _) in enumerate(trust) for p in sorted(draw(st.sets(st.sampled_from(preds), max_size=2)))]
+    closed += draw(st.lists(st.tuples(st.integers(len(trust), n - 1), st.sampled_from(BASE)), max_size=1))
+    subjects = list(SUBJECTS[: draw(st.integers(2, 4))])
+    derived = [draw(st.lists(literal((*BASE, *(f"d{j}" for j in range(k))), "?R"), min_size=1, max_size=2))
+               for k in range(draw(st.integers(0, 3)))]  # fmt: skip
+    verdict, defeats = judgement(draw, literal((*BASE, *(f"d{k}" for k in range(len(derived)))), "?subject"))
+    # Mostly affirmed: where every proposition is both affirmed and denied, nothing is accepted.
+    statements = st.tuples(st.sampled_from(subjects), st.sampled_from(BASE), st.sampled_from(LEANING), st.booleans())
+    claims = draw(st.lists(st.tuples(st.integers(0, n - 1), st.lists(statements, min_size=1, max_size=3, unique_by=lambda s: s[:2])),
+                           min_size=5, max_size=30))  # fmt: skip
+    acted = draw(st.lists(st.sampled_from(subjects), max_size=2, unique=True))
+    return build_ledger(trust, untrusted, closed, derived, verdict, defeats, claims, subjects, acted,
+                        corroboration=draw(st.sampled_from([1, 2])))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """One change to a stored world that impact analysis is asked about: a source
+    invalidated (from ``since`` on), a stored claim retracted, or a new claim arriving at
+    the as-of. ``id`` is the source's or the claim's; ``claim`` is the claim added."""
+
+    kind: Literal["invalidate", "retract", "add"]
+    id: str
+    claim: Claim | None = None
+    since: datetime = LONG_AGO
+
+    @classmethod
+    def invalidate(cls, source: str, since: datetime = LONG_AGO) -> Trigger:
+        return cls("invalidate", source, since=since)
+
+    @classmethod
+    def retract(cls, claim_id: str) -> Trigger:
+        return cls("retract", claim_id)
+
+    @classmethod
+    def add(cls, claim: Claim) -> Trigger:
+        return cls("add", claim.id, claim)
+
+    def applied(self, world: LedgerWorld) -> LedgerWorld:
+        """The world after the change: with the invalidation recorded at the as-of (what
+        ``gaf.reopen.after_invalidation`` writes), without the claim, or with it."""
+        if self.kind == "invalidate":
+            event = SourceInvalidation(source=self.id, by=REVIEWER_AGENT.id, reason="the trigger", invalid_from=self.since, recorded_at=AT)
+            return replace(world, invalidations=[*world.invalidations, event])
+        if self.kind == "retract":
+            return replace(world, claims=[c for c in world.claims if c.id != self.id])
+        assert self.claim is not None
+        return world if any(c.id == self.id for c in world.claims) else replace(world, claims=[*world.claims, self.claim])
+
+    def __str__(self) -> str:
+        if self.claim is not None:
+            return f"add {self.id} from {self.claim.source}: " + ", ".join(
+                statement_text(s.predicate, s.subject, denied=s.polarity == "denied") + ("@valid" if s.valid else "")
+                for s in self.claim.statements)  # fmt: skip
+        return f"{self.kind} {self.id}" + (f" from {format_instant(self.since)}" if self.kind == "invalidate" else "")
+
+
+@st.composite
+def trigger(draw, world: LedgerWorld) -> Trigger:
+    """A change drawn from the world: invalidate one of its sources, retract one of its
+    claims, or add a claim from one of its sources about any subject — one it has no
+    closure for, too — stating base or derived predicates."""
+    kind = draw(st.sampled_from(["invalidate", "retract", "add"]))
+    if kind == "invalidate":
+        return Trigger.invalidate(draw(st.sampled_from(world.sources)).id)
+    if kind == "retract":
+        return Trigger.retract(draw(st.sampled_from(world.claims)).id)
+    statements = draw(st.lists(st.tuples(st.sampled_from(SUBJECTS), st.sampled_from([*BASE, *world.policy.conclusions]),
+                                         st.sampled_from(POLARITIES), st.booleans()),
+                               min_size=1, max_size=2, unique_by=lambda s: s[:2]))  # fmt: skip
+    source = draw(st.sampled_from(world.sources)).id
+    return Trigger.add(said(source, [statement(p, pol, subject=s, valid=VALID if v else None) for s, p, pol, v in statements], None))
+
+
+@st.composite
+def changed_world(draw) -> tuple[LedgerWorld, Trigger]:
+    """A random stored world and a change drawn from it."""
+    w = draw(ledger_world())
+    return w, draw(trigger(w))
 
 
 # ---------------------------------------------------------------------- worlds a test pins
