@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from gaf.closure import close
 from gaf.errors import UnknownReference
 from gaf.policies import get as published
-from gaf.projection import ReviewPolicy, project
+from gaf.projection import ReviewPolicy, project, recorded_review
 from gaf.records import (
+    GAF,
     Appeal,
     Claim,
     Closure,
@@ -65,7 +66,7 @@ def reopen(
     impact: Iterable[str] = (),
     to_compensate: Iterable[str] = (),
     policy: Projection | None = None,
-    review: ReviewPolicy = ReviewPolicy(),
+    review: ReviewPolicy | None = None,
     signing_key: Ed25519PrivateKey | None = None,
 ) -> Reopened:
     """Re-project and re-judge each closure reached, superseding it; record the event.
@@ -74,6 +75,9 @@ def reopen(
     each closure is re-projected under the version that governs it
     (``governing_policy``); otherwise each closure keeps the version it was decided under.
     Closures already superseded are left alone: only the head of a chain is reopened.
+    Each is re-projected under the review policy its GAF was accepted under
+    (``recorded_review``: its threshold, and every fact it accepted kept), unless ``review``
+    is given.
     """
     trigger = Trigger(trigger)
     done: list[dict[str, Any]] = []
@@ -87,7 +91,8 @@ def reopen(
         rules = store.get(old.rules, VerdictRules)
         # A closure decided later than the reopen's time is re-projected as of its own time, never earlier.
         when = max(as_of, old.as_of)
-        projected = project(store, chosen, as_of=when, reviewer=reviewer, at=at, review=review,
+        reviewed = review if review is not None else recorded_review(store, store.get(old.gaf, GAF))
+        projected = project(store, chosen, as_of=when, reviewer=reviewer, at=at, review=reviewed,
                             reason=f"reopened ({trigger.value}): {reason}".strip())  # fmt: skip
         if projected.gaf.id == old.gaf and chosen.id == old.projection:
             continue  # the same premises under the same policy: nothing to supersede

@@ -45,6 +45,7 @@ from gaf.projection import (
     evaluate_over,
     ground_of,
     in_cone,
+    recorded_review,
 )
 from gaf.records import GAF, Claim, Closure, Derivation, Evaluation, Projection, Verdict, VerdictRules
 from gaf.store import GafStore
@@ -172,10 +173,11 @@ def reached(store: GafStore, change: Change) -> list[Closure]:
 
 def confirm(
     store: GafStore, change: Change, closures: Iterable[Closure], *, count: int = 10_000, seconds: float | None = None,
-    review: ReviewPolicy = ReviewPolicy(), clock: Callable[[], float] = time.monotonic,
+    review: ReviewPolicy | None = None, clock: Callable[[], float] = time.monotonic,
 ) -> Confirmation:  # fmt: skip
     """Recompute each closure with the change applied, at most ``count`` of them and for at most
-    ``seconds``; closures sharing a policy and an as-of share one evaluation."""
+    ``seconds``; closures sharing a policy and an as-of share one evaluation. Each is accepted
+    under the review policy its GAF recorded (``recorded_review``) unless ``review`` is given."""
     started = clock()
     groups: dict[tuple[str, str], list[Closure]] = defaultdict(list)
     for closure in closures:
@@ -226,17 +228,17 @@ def _arriving(claim: Claim, policy: Projection, as_of: datetime) -> Claim:
 
 def _recompute(
     store: GafStore, closure: Closure, policy: Projection, before: Evaluated, after: Evaluated,
-    sources: dict[str, str], review: ReviewPolicy,
+    sources: dict[str, str], review: ReviewPolicy | None,
 ) -> ClosureImpact:  # fmt: skip
     gaf = store.get(closure.gaf, GAF)
     rules = store.get(closure.rules, VerdictRules)
     stored = store.find(Verdict, closure=closure.id)
-    kept = set(gaf.facts)
-    accepted_before = [c for c in before.candidates if c.fact.id in kept]
+    review = review if review is not None else recorded_review(store, gaf)
+    accepted_before = [c for c in before.candidates if c.fact.id in set(gaf.facts)]
     previously_routed = {c.fact.id for c in review.split(before)[1]}
-    auto, routed = review.split(after)
-    accepted_after = auto + [c for c in routed if c.fact.id in kept]
-    waiting = [c for c in routed if c.fact.id not in kept and c.fact.id not in previously_routed]
+    # What the review policy accepts, and every fact the stored GAF accepted (a decision stands).
+    accepted_after, routed = review.split(after)
+    waiting = [c for c in routed if c.fact.id not in previously_routed]
     base = _judge(rules, policy, before, accepted_before, closure.subject)
     now = _judge(rules, policy, after, accepted_after, closure.subject)
     impact = ClosureImpact(closure.id, closure.subject, "unaffected", _judged(stored[0] if stored else base), _judged(now))

@@ -180,3 +180,69 @@ def test_a_waiver_needs_a_reason_and_an_authority(store):
     with pytest.raises(UnknownReference):
         waive(store, policy=ids["policy"], closure=first.closure.id, authority="agent:" + "0" * 64, reason="x", at=at)
     assert waive(store, policy=ids["policy"], closure=first.closure.id, authority=ids["agent"], reason="tenant's request", at=at).reason
+
+
+# ---------------------------------------------------------------------- reopen keeps the closure's review policy
+
+
+def _derived_below_one(store):
+    """``known(x:1)``, derived at confidence 0.8 from a credit claim; a warrant on it; and a way to say more."""
+    from gaf.records import Agent, Claim, Projection, Source, VerdictRules
+    from gaf.rules import body, rule
+
+    ledger, observer = Source(key="ledger", name="ledger"), Agent(key="o", name="o", agent_type="software")
+    policy = Projection(name="p", version=1, question="q", scope={"subjects": ["x:*"]},
+                        trust=[{"source": ledger.id, "predicates": ["credit"]}],
+                        derivation_rules=[rule("known", "known(?X)", body("credit(?X, ?A)", confidence=0.8))],
+                        conclusions=["known"])  # fmt: skip
+    rules = VerdictRules(name="r", version=1, conclusion="c", rules=[{"name": "k", "role": "warrant", "condition": ["known(?subject)"]}],
+                         bands=[{"label": "yes", "low": 0.25, "high": 1}, {"label": "no", "low": -1, "high": -0.25}])  # fmt: skip
+
+    def credit(subject: str, day: int) -> Claim:
+        at = datetime(2026, 7, day, tzinfo=U)
+        return Claim(source=ledger.id, observer=observer.id, observed_at=at, recorded_at=at, transformation="api_export",
+                     statements=[{"subject": subject, "predicate": "credit", "object": "acct:1"}])  # fmt: skip
+
+    store.put([ledger, observer, credit("x:1", 1), policy, rules], at=datetime(2026, 7, 1, tzinfo=U))
+    return policy, rules, observer.id, credit
+
+
+def _reopened_gaf_atoms(store, closed, observer, credit) -> tuple[str, set[str]]:
+    from gaf.derive import show
+    from gaf.projection import ground_of
+    from gaf.records import GAF, AcceptedFact, Proposition
+
+    store.put([credit("x:2", 5)], at=datetime(2026, 7, 5, tzinfo=U))
+    at = datetime(2026, 7, 6, tzinfo=U)
+    done = reopen(store, trigger="new_claim", closures=[closed.closure.id], reviewer=observer, at=at, as_of=at)
+    (step,) = done.superseded
+    gaf = store.get(store.get(step["new"]).gaf, GAF)
+    facts = store.get_many(gaf.facts, AcceptedFact).values()
+    return step["new_label"], {show(ground_of(store.get(f.proposition, Proposition))) for f in facts}
+
+
+def test_reopen_re_projects_under_the_auto_accept_threshold_the_closure_was_projected_with(store):
+    from gaf.projection import ReviewPolicy
+
+    policy, rules, observer, credit = _derived_below_one(store)
+    at = datetime(2026, 7, 2, tzinfo=U)
+    projected = project(store, policy, as_of=at, reviewer=observer, at=at, review=ReviewPolicy(auto_accept_at=0.5))
+    closed = close(store, projected.gaf.id, rules, subject="x:1", as_of=at, closed_at=at)
+    assert closed.verdict.label == "yes"
+    label, atoms = _reopened_gaf_atoms(store, closed, observer, credit)
+    assert label == "yes" and {"known(x:1)", "known(x:2)"} <= atoms  # at 0.5 both derived facts are accepted again
+
+
+def test_reopen_keeps_a_fact_a_person_accepted_below_the_threshold(store):
+    from gaf.projection import accept, evaluate
+
+    policy, rules, observer, credit = _derived_below_one(store)
+    at = datetime(2026, 7, 2, tzinfo=U)
+    evaluated = evaluate(store, policy, as_of=at)
+    accepted = accept(store, evaluated, evaluated.candidates, reviewer=observer, at=at, reason="checked by hand", with_gaf=True)
+    gaf = next(r for r in accepted.records if r.id.startswith("gaf:"))
+    closed = close(store, gaf.id, rules, subject="x:1", as_of=at, closed_at=at)
+    assert closed.verdict.label == "yes"
+    label, atoms = _reopened_gaf_atoms(store, closed, observer, credit)
+    # known(x:1) was accepted by a person and is kept; known(x:2) is new at 0.8, below the default 1.0: routed.
+    assert label == "yes" and "known(x:1)" in atoms and "known(x:2)" not in atoms

@@ -18,7 +18,7 @@ about each proposition come to), ``facts`` (the fact base derivation rules read)
 
 from __future__ import annotations
 
-from gaf.projection.acceptance import AcceptReport, Projected, ReviewPolicy, accept, project
+from gaf.projection.acceptance import AcceptReport, Projected, ReviewPolicy, accept, project, recorded_review
 from gaf.projection.candidates import Candidate, Evaluated, evaluate, evaluate_over
 from gaf.projection.cone import cone_claims, cone_predicates, established_predicates, in_cone, program_of
 from gaf.projection.facts import TRUTH_OF, PolicyFacts, bind_head, evaluated_entries, ground_of, proposition_of
@@ -56,4 +56,5 @@ __all__ = [
     "program_of",
     "project",
     "proposition_of",
+    "recorded_review",
 ]

@@ -16,19 +16,22 @@ from gaf.derive import show
 from gaf.errors import BatchRejected, GafError, InvalidRecord, UnknownReference
 from gaf.projection.candidates import Candidate, Evaluated, evaluate
 from gaf.projection.facts import ground_of
-from gaf.records import GAF, Decision, Derivation, Projection, Record
+from gaf.records import GAF, Decision, Derivation, Projection, Record, ReviewSettings
 from gaf.store.base import GafStore, ItemError, WriteReport
 
 
 @dataclass(frozen=True)
 class ReviewPolicy:
-    """Which candidates are accepted without a person: those at or above a confidence."""
+    """Which candidates are accepted without a person: those at or above a confidence, and
+    those a decision already accepted exactly (``keep``: fact ids, whose justification is
+    part of the id — the same evidence, already reviewed)."""
 
     auto_accept_at: float = 1.0
+    keep: frozenset[str] = frozenset()
 
     def split(self, evaluated: Evaluated) -> tuple[list[Candidate], list[Candidate]]:
         """(accepted automatically, routed to a person), each by id."""
-        auto = [c for c in evaluated.candidates if c.confidence >= self.auto_accept_at]
+        auto = [c for c in evaluated.candidates if c.confidence >= self.auto_accept_at or c.id in self.keep]
         auto_ids = {c.id for c in auto}
         # A derived fact is only accepted with every premise it rests on.
         changed = True
@@ -75,6 +78,7 @@ def accept(
     atomic: bool = True,
     dry_run: bool = False,
     with_gaf: bool = False,
+    review: ReviewSettings | None = None,
 ) -> AcceptReport:
     """Write accepted candidates, their evidence and a decision-log entry in one transaction.
 
@@ -99,7 +103,7 @@ def accept(
     chosen = [c for c in chosen if c.id not in bad]
     decision = Decision(
         reviewer=reviewer, decided_at=at, reason=reason,
-        accepted=[c.id for c in chosen], refused=sorted(refused),
+        accepted=[c.id for c in chosen], refused=sorted(refused), review=review,
     )  # fmt: skip
     records = _records_for(evaluated, chosen)
     if with_gaf:
@@ -185,5 +189,15 @@ def project(
     """
     evaluated = evaluate(store, policy, as_of=as_of)
     auto, routed = review.split(evaluated)
-    report = accept(store, evaluated, auto, reviewer=reviewer, at=at, reason=reason, with_gaf=True, dry_run=dry_run)
+    # The threshold is recorded when it is not the default, so a recomputation uses the same one.
+    settings = ReviewSettings(auto_accept_at=review.auto_accept_at) if review.auto_accept_at != 1.0 else None
+    report = accept(store, evaluated, auto, reviewer=reviewer, at=at, reason=reason, with_gaf=True, dry_run=dry_run, review=settings)
     return Projected(evaluated, evaluated.gaf([c.id for c in auto]), auto, routed, report)
+
+
+def recorded_review(store: GafStore, gaf: GAF) -> ReviewPolicy:
+    """The review policy a GAF was accepted under, as its decisions recorded it, keeping every
+    fact it accepted: recomputing with it never drops a fact a person or the policy accepted."""
+    decisions = store.get_many(store.decisions_accepting(gaf.facts), Decision) if gaf.facts else {}
+    thresholds = sorted(d.review.auto_accept_at for d in decisions.values() if d.review is not None)
+    return ReviewPolicy(auto_accept_at=thresholds[0] if thresholds else 1.0, keep=frozenset(gaf.facts))

@@ -61,6 +61,7 @@ from gaf.records.projection import (
     Exclusion,
     Outcome,
     Projection,
+    ReviewSettings,
     Scope,
     TrustRule,
 )
@@ -129,6 +130,7 @@ __all__ = [
     "RatifiedPolicy",
     "Record",
     "Reopen",
+    "ReviewSettings",
     "Role",
     "Runtime",
     "Scope",

@@ -205,8 +205,19 @@ class AcceptedFact(Record):
     projection: Ref
 
 
+class ReviewSettings(Value):
+    """The review policy an automatic acceptance ran under: candidates at or above this
+    confidence were accepted without a person (the rest were routed to one)."""
+
+    auto_accept_at: Annotated[float, Field(ge=0, le=1)]
+
+
 class Decision(Record):
-    """A decision-log entry: who accepted or refused which candidates, when and why."""
+    """A decision-log entry: who accepted or refused which candidates, when and why.
+
+    ``review`` is set when the acceptance was made by a review policy other than the
+    default (auto-accept at confidence 1.0), so reopening and impact recompute with the
+    same one; a decision without it was made under the default or by a person."""
 
     kind: Literal["decision"] = "decision"
     LABEL: ClassVar[str] = "Decision"
@@ -218,6 +229,7 @@ class Decision(Record):
     reason: Text
     accepted: list[Ref] = []
     refused: list[Key] = []
+    review: ReviewSettings | None = None
 
 
 class GAF(Record):
