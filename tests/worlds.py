@@ -435,12 +435,16 @@ class Trigger:
     def add(cls, claim: Claim) -> Trigger:
         return cls("add", claim.id, claim)
 
+    def invalidation(self) -> SourceInvalidation:
+        """The record of an invalidation, recorded at the as-of, as ``gaf.reopen.after_invalidation``
+        writes it: what a store holding the world is given to tell it of the change."""
+        assert self.kind == "invalidate"
+        return SourceInvalidation(source=self.id, by=REVIEWER_AGENT.id, reason="the trigger", invalid_from=self.since, recorded_at=AT)
+
     def applied(self, world: LedgerWorld) -> LedgerWorld:
-        """The world after the change: with the invalidation recorded at the as-of (what
-        ``gaf.reopen.after_invalidation`` writes), without the claim, or with it."""
+        """The world after the change: with the invalidation recorded, without the claim, or with it."""
         if self.kind == "invalidate":
-            event = SourceInvalidation(source=self.id, by=REVIEWER_AGENT.id, reason="the trigger", invalid_from=self.since, recorded_at=AT)
-            return replace(world, invalidations=[*world.invalidations, event])
+            return replace(world, invalidations=[*world.invalidations, self.invalidation()])
         if self.kind == "retract":
             return replace(world, claims=[c for c in world.claims if c.id != self.id])
         assert self.claim is not None
