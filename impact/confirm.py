@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from gaf.derive import Entry, Ground, Truth, show
+from gaf.derive import Entry, Truth, show
 from gaf.projection import (
     Candidate,
     Evaluated,
@@ -47,7 +47,7 @@ from gaf.projection import (
     in_cone,
     recorded_review,
 )
-from gaf.records import GAF, Claim, Closure, Derivation, Evaluation, Projection, Verdict, VerdictRules
+from gaf.records import GAF, Claim, Closure, Derivation, Evaluation, Projection, Proposition, Verdict, VerdictRules
 from gaf.store import GafStore
 from gaf.types import format_instant
 from gaf.verdict import Judgement, judge
@@ -244,11 +244,11 @@ def _recompute(
     impact = ClosureImpact(closure.id, closure.subject, "unaffected", _judged(stored[0] if stored else base), _judged(now))
     impact.rules_moved = sorted(r.name for r, b in zip(now.rules, base.rules, strict=True) if r.activation != b.activation)
     impact.facts = _fact_changes(before, accepted_before, after, accepted_after, sources)
-    atoms_before = {ground_of(c.proposition) for c in accepted_before}
-    atoms_after = {ground_of(c.proposition) for c in accepted_after}
-    impact.gained = sorted(show(a) for a in atoms_after - atoms_before)
-    impact.resettled = sorted(f"{show(ground)} {tag}" for tag, ground in _settled(before) ^ _settled(after))
-    impact.awaiting_review = sorted(show(ground_of(c.proposition)) for c in waiting)
+    stated_before = {c.proposition.id: c.proposition for c in accepted_before}
+    stated_after = {c.proposition.id: c.proposition for c in accepted_after}
+    impact.gained = sorted(text(stated_after[p]) for p in stated_after.keys() - stated_before.keys())
+    impact.resettled = sorted(f"{text(p)} {tag}" for tag, p in _settled(before) ^ _settled(after))
+    impact.awaiting_review = sorted(text(c.proposition) for c in waiting)
     if waiting and _key(_judge(rules, policy, after, accepted_after + waiting, closure.subject)) != _key(now):
         impact.outcome = "needs_review"
     elif _key(now) != _key(base):
@@ -262,9 +262,20 @@ def _key(j: Judgement) -> tuple[str, float, float, float]:
     return (j.label, j.strength, j.low, j.high)
 
 
-def _settled(evaluated: Evaluated) -> set[tuple[str, Ground]]:
-    """The atoms left unresolved or rejected, each tagged with which."""
-    return {("unresolved", ground_of(p)) for p in evaluated.unresolved} | {("rejected", ground_of(p)) for p in evaluated.rejected}
+def _settled(evaluated: Evaluated) -> set[tuple[str, Proposition]]:
+    """The propositions left unresolved or rejected, each tagged with which."""
+    return {("unresolved", p) for p in evaluated.unresolved} | {("rejected", p) for p in evaluated.rejected}
+
+
+def text(p: Proposition) -> str:
+    """A proposition as people read it, with its valid interval when it has one: two
+    propositions of one atom (with and without an interval) are two facts."""
+    when = f" over [{_at(p.valid.start)}, {_at(p.valid.end)})" if p.valid is not None else ""
+    return show(ground_of(p)) + when
+
+
+def _at(at: datetime | None) -> str:
+    return format_instant(at) if at is not None else "…"
 
 
 def _judge(rules: VerdictRules, policy: Projection, evaluated: Evaluated, accepted: list[Candidate], subject: str) -> Judgement:
@@ -280,20 +291,19 @@ def _fact_changes(
     sources: dict[str, str],
 ) -> list[FactChange]:  # fmt: skip
     """Each accepted fact the change loses, or keeps on fewer independent sources."""
-    now = {ground_of(c.proposition): c for c in accepted_after}
+    now = {c.proposition.id: c for c in accepted_after}
     support_before = _support(before)
     support_after = _support(after)
     out = []
     for c in sorted(accepted_before, key=lambda c: c.fact.id):
-        atom = ground_of(c.proposition)
         was = sorted({sources[i] for i in support_before(c) if i in sources})
-        survivor = now.get(atom)
+        survivor = now.get(c.proposition.id)
         if survivor is None:
-            out.append(FactChange(c.fact.id, show(atom), "invalidated", was, []))
+            out.append(FactChange(c.fact.id, text(c.proposition), "invalidated", was, []))
             continue
         left = sorted({sources[i] for i in support_after(survivor) if i in sources})
         if set(left) < set(was) or (set(left) != set(was) and len(left) < len(was)):
-            out.append(FactChange(c.fact.id, show(atom), "weakened", was, left))
+            out.append(FactChange(c.fact.id, text(c.proposition), "weakened", was, left))
     return out
 
 

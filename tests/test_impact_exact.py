@@ -1,0 +1,176 @@
+"""Impact against the truth: on random stored worlds, every closure a change moves is reported
+as moving, every reported move is real, fact statuses match deciding again, and the report
+says complete only when all of that was recomputed.
+
+The truth (tests/impact_truth.py) decides the world and the changed world afresh, each in a
+store of its own, through the functions users call; impact answers from one store holding
+only the original world. The two never share code beyond gaf's projection and verdict.
+"""
+
+from __future__ import annotations
+
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+
+import impact
+from gaf.derive import show
+from tests.conftest import wipe
+from tests.impact_truth import ClosureTruth, Truth, embedded, materialise, truth
+from tests.worlds import LedgerWorld, Trigger, build_ledger, changed_world, said, statement
+
+
+
+def expected_outcome(c: ClosureTruth) -> str:
+    """What impact must call a closure, from the truth: a fact only strengthened (a new claim
+    corroborating it) moves nothing it rests on."""
+    if c.verdict_changes:
+        return "verdict_changed"
+    moved = [s for s, st in c.facts.items() if st in ("invalidated", "weakened", "added")]
+    if moved or c.was.unresolved != c.now.unresolved or c.was.rejected != c.now.rejected:
+        return "basis_changed"
+    return "unaffected"
+
+
+def _atom(s) -> str:
+    """A truth's proposition as impact writes it (gaf's own display, and the valid interval)."""
+    return show((s.predicate, s.subject, s.target)) + (f" over [{s.valid[0] or '…'}, {s.valid[1] or '…'})" if s.valid else "")
+
+
+def asked(store, trigger: Trigger) -> impact.ImpactReport:
+    if trigger.kind == "invalidate":
+        return impact.source_invalidated(store, trigger.id)
+    if trigger.kind == "retract":
+        return impact.claim_retracted(store, trigger.id)
+    assert trigger.claim is not None
+    return impact.new_claim(store, trigger.claim)
+
+
+def check(store, world: LedgerWorld, change: Trigger, tmp_path) -> None:
+    true: Truth = truth(world, change, tmp_path)
+    materialise(store, world)
+    report = asked(store, change)
+    said = {c.closure: c for c in report.closures}
+    assert report.complete and not [c for c in report.closures if c.outcome == "not_confirmed"], str(true)
+    for closure, c in true.closures.items():
+        want = expected_outcome(c)
+        got = said[closure].outcome if closure in said else "unaffected"
+        assert got == want, f"{closure} ({c.subject}): impact says {got}, the truth {want}\n{true}\n{report.to_dict()['closures']}"
+        if closure in said:
+            reported = {f.atom: f.status for f in said[closure].facts}
+            truly = {_atom(s): st for s, st in c.facts.items() if st in ("invalidated", "weakened")}
+            assert reported == truly, f"{closure}: facts {reported} vs truth {truly}\n{true}"
+            assert (said[closure].after["label"], said[closure].after["strength"]) == (c.after.label, c.after.strength)
+    assert report.to_compensate == true.to_compensate, str(true)
+
+
+# ---------------------------------------------------------------------- the cases the static walk got wrong (issue 18)
+
+ALL = ["p0", "p1", "p2", "p3"]
+
+
+def _warrant(*condition: str) -> list[dict]:
+    return [{"role": "warrant", "condition": list(condition), "qualifier": 1.0}]
+
+
+def _new(world: LedgerWorld, source: int, predicate: str, subject: str, polarity: str = "affirmed", valid: bool = True) -> Trigger:
+    return Trigger.add(said(world.sources[source].id, [statement(predicate, polarity, subject=subject, **({} if valid else {"valid": None}))], None))
+
+
+def _closed_scope() -> LedgerWorld:
+    """d0 :- p0, not p1; s0 (authoritative) declared p1 complete and said p0(case:1): d0(case:1) holds by absence."""
+    return build_ledger(trust=[(["p0", "p1"], True), (ALL, False)], untrusted=1, closed=[(0, "p1")],
+                        derived=[["p0(?R)", "not p1(?R)"]], verdict=_warrant("d0(?subject)"), defeats=[],
+                        claims=[(0, [("case:1", "p0", "affirmed", True)]), (1, [("case:2", "p2", "affirmed", True)])],
+                        subjects=["case:1", "case:2"], acted=["case:1"])  # fmt: skip
+
+
+#: A new claim stating exactly the atom a derivation relied on the absence of, from a trusted
+#: source other than the one that declared the scope complete: the walk did not see it fall in.
+SCOPE_ENTERED_BY_ANOTHER_SOURCE = (_closed_scope(), _new(_closed_scope(), 1, "p1", "case:1"))
+#: The same from a source trusted for nothing: reached (its atom is in the cone), confirmed unaffected.
+SCOPE_ENTERED_BY_AN_UNTRUSTED_SOURCE = (_closed_scope(), _new(_closed_scope(), 2, "p1", "case:1"))
+
+
+def _contested() -> LedgerWorld:
+    return build_ledger(trust=[(["p0"], False), (ALL, False)], untrusted=1, closed=[], derived=[],
+                        verdict=_warrant("p0(?subject)"), defeats=[],
+                        claims=[(0, [("case:1", "p0", "affirmed", True)]), (1, [("case:1", "p0", "denied", True)])],
+                        subjects=["case:1", "case:2"], acted=["case:1"])  # fmt: skip
+
+
+#: Removing the claim that left a proposition contested: the walk stopped at the evaluation.
+CONTESTED_DENIAL_RETRACTED = (_contested(), Trigger.retract(_contested().claims[1].id))
+
+
+def _negated_derivation() -> LedgerWorld:
+    """d0 :- p2, not p3; d1 :- p1, not d0. s0 (authoritative, p3 declared complete) says p3(case:1), so
+    d0 is false and d1 holds: invalidating s0 makes d0 true and d1 false."""
+    return build_ledger(trust=[(ALL, True), (ALL, False)], untrusted=1, closed=[(0, "p3")],
+                        derived=[["p2(?R)", "not p3(?R)"], ["p1(?R)", "not d0(?R)"]], verdict=_warrant("d1(?subject)"), defeats=[],
+                        claims=[(0, [("case:1", "p3", "affirmed", True)]),
+                                (1, [("case:1", "p1", "affirmed", True), ("case:1", "p2", "affirmed", True)])],
+                        subjects=["case:1", "case:2"])  # fmt: skip
+
+
+#: ``not d0`` over a derived predicate: the derivation recorded only its positive premises.
+WHAT_KEPT_A_NEGATED_DERIVATION_FALSE_INVALIDATED = (_negated_derivation(), Trigger.invalidate(_negated_derivation().sources[0].id))
+
+
+def _open_world() -> LedgerWorld:
+    """The warrant needs p0; nobody said anything about p0(case:2): it is unknown, in no GAF's unresolved list."""
+    return build_ledger(trust=[(["p0"], True), (ALL, False)], untrusted=1, closed=[], derived=[],
+                        verdict=_warrant("p0(?subject)"), defeats=[],
+                        claims=[(0, [("case:1", "p0", "affirmed", True)]), (1, [("case:1", "p1", "affirmed", False)])],
+                        subjects=["case:1", "case:2"], acted=["case:2"])  # fmt: skip
+
+
+#: A new claim settling an unknown the trace names ("would settle it") that no GAF lists as unresolved.
+UNKNOWN_SETTLED = (_open_world(), _new(_open_world(), 0, "p0", "case:2"))
+#: A statement without the interval the stored one has: another proposition of the same atom.
+INTERVAL_TWIN_DENIED = (_open_world(), _new(_open_world(), 0, "p0", "case:1", polarity="denied", valid=False))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(drawn=changed_world())
+@example(drawn=SCOPE_ENTERED_BY_ANOTHER_SOURCE)
+@example(drawn=SCOPE_ENTERED_BY_AN_UNTRUSTED_SOURCE)
+@example(drawn=CONTESTED_DENIAL_RETRACTED)
+@example(drawn=WHAT_KEPT_A_NEGATED_DERIVATION_FALSE_INVALIDATED)
+@example(drawn=UNKNOWN_SETTLED)
+@example(drawn=INTERVAL_TWIN_DENIED)
+def test_impact_agrees_with_deciding_again_on_random_worlds_on_ladybug(tmp_path, drawn):
+    world, change = drawn
+    with embedded(tmp_path)("impact") as store:
+        check(store, world, change, tmp_path)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(drawn=changed_world())
+@example(drawn=SCOPE_ENTERED_BY_ANOTHER_SOURCE)
+@example(drawn=SCOPE_ENTERED_BY_AN_UNTRUSTED_SOURCE)
+@example(drawn=CONTESTED_DENIAL_RETRACTED)
+@example(drawn=WHAT_KEPT_A_NEGATED_DERIVATION_FALSE_INVALIDATED)
+@example(drawn=UNKNOWN_SETTLED)
+@example(drawn=INTERVAL_TWIN_DENIED)
+def test_impact_agrees_with_deciding_again_on_random_worlds_on_neo4j(neo4j_store, neo4j_driver, tmp_path, drawn):
+    world, change = drawn
+    wipe(neo4j_driver)  # each example a world of its own in the one database
+    neo4j_store.init()
+    check(neo4j_store, world, change, tmp_path)
+
+
+@pytest.mark.parametrize(("case", "statuses"), [
+    (SCOPE_ENTERED_BY_ANOTHER_SOURCE, {"case:1": "verdict changes", "case:2": "basis changes, verdict holds"}),
+    (SCOPE_ENTERED_BY_AN_UNTRUSTED_SOURCE, {"case:1": "unaffected", "case:2": "unaffected"}),
+    (CONTESTED_DENIAL_RETRACTED, {"case:1": "verdict changes", "case:2": "basis changes, verdict holds"}),
+    (WHAT_KEPT_A_NEGATED_DERIVATION_FALSE_INVALIDATED, {"case:1": "verdict changes", "case:2": "basis changes, verdict holds"}),
+    (UNKNOWN_SETTLED, {"case:1": "basis changes, verdict holds", "case:2": "verdict changes"}),
+    (INTERVAL_TWIN_DENIED, {"case:1": "basis changes, verdict holds", "case:2": "basis changes, verdict holds"}),
+], ids=["scope-entered-by-another-source", "scope-entered-by-an-untrusted-source", "contested-denial-retracted",
+        "negated-derivation", "unknown-settled", "interval-twin"])  # fmt: skip
+def test_the_pinned_cases_move_what_the_issue_says_the_walk_missed_and_impact_reports_it(case, statuses, tmp_path):
+    world, change = case
+    assert truth(world, change, tmp_path).statuses == statuses  # the case still is the one it pins
+    with embedded(tmp_path)("impact") as store:
+        check(store, world, change, tmp_path)
