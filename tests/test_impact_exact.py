@@ -9,7 +9,6 @@ only the original world. The two never share code beyond gaf's projection and ve
 
 from __future__ import annotations
 
-
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 
@@ -18,7 +17,6 @@ from gaf.derive import show
 from tests.conftest import wipe
 from tests.impact_truth import ClosureTruth, Truth, embedded, materialise, truth
 from tests.worlds import LedgerWorld, Trigger, build_ledger, changed_world, said, statement
-
 
 
 def expected_outcome(c: ClosureTruth) -> str:
