@@ -161,10 +161,7 @@ def reached(store: GafStore, change: Change) -> list[Closure]:
         predicates = cone_predicates(policy)
         if not any(in_cone(policy, predicates, subject, predicate) for subject, predicate in sorted(change.atoms)):
             continue
-        ids = sorted(c for c, _ in store.closures_under(policy.id))
-        for closure in store.get_many(ids, Closure).values():
-            if not store.superseded_by(closure.id):
-                out[closure.id] = closure
+        out.update(store.get_many(store.standing_under(policy.id), Closure))
     return [out[k] for k in sorted(out)]
 
 

@@ -174,6 +174,11 @@ class Questions(abc.ABC):
             raise InvalidRecord(f"{policy_id} is not a projection policy or verdict rules id")
         return sorted((row["id"], row["closed_at"]) for row in self._rows(_UNDER[kind], {"id": policy_id}))
 
+    def standing_under(self, projection_id: str) -> list[str]:
+        """The closures decided under a projection policy that no closure supersedes, by id:
+        the heads of their chains, which a change can still move."""
+        return sorted(row["id"] for row in self._rows(_STANDING_UNDER, {"id": projection_id}))
+
     def verdicts_deciding(self, closure_id: str) -> list[str]:
         """The verdicts that decide a closure."""
         return sorted(row["id"] for row in self._rows(_VERDICTS_DECIDING, {"id": closure_id}))
@@ -415,6 +420,9 @@ _UNDER = {
     "projection": "MATCH (c:Closure)-[:UNDER]->(p:Projection {id: $id}) RETURN c.id AS id, c.closed_at AS closed_at",
     "rules": "MATCH (c:Closure)-[:JUDGED_BY]->(p:VerdictRules {id: $id}) RETURN c.id AS id, c.closed_at AS closed_at",
 }
+# Closures under a projection policy that nothing supersedes.
+_STANDING_UNDER = ("MATCH (c:Closure)-[:UNDER]->(:Projection {id: $id}) "
+                   "WHERE NOT EXISTS { MATCH (:Closure)-[:SUPERSEDES]->(c) } RETURN c.id AS id")  # fmt: skip
 # Verdicts of one closure.
 _VERDICTS_DECIDING = "MATCH (v:Verdict)-[:DECIDES]->(:Closure {id: $id}) RETURN v.id AS id"
 # Actions executing some verdicts.
