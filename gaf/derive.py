@@ -256,19 +256,25 @@ def _bodies(stratum: Sequence[CompiledRule], current: set[str]) -> list[_Body]:
 @dataclass(slots=True)
 class _Index:
     """Derived facts, in the order they were first found, by ground, by predicate, by
-    (predicate, subject) and by (predicate, object): every lookup lists its facts in that order."""
+    (predicate, subject) and by (predicate, object): every lookup lists its facts in that order.
+
+    The lookups by subject and by object are built when first asked for, then kept up to
+    date: a rule set that never binds an argument of a derived atom (a left-recursive rule)
+    does not pay for them."""
 
     grounds: dict[Ground, Derived] = field(default_factory=dict)
     by_predicate: defaultdict[str, dict[Ground, Derived]] = field(default_factory=lambda: defaultdict(dict))
-    by_subject: defaultdict[tuple[str, Any], dict[Ground, Derived]] = field(default_factory=lambda: defaultdict(dict))
-    by_object: defaultdict[tuple[str, Any], dict[Ground, Derived]] = field(default_factory=lambda: defaultdict(dict))
+    by_subject: defaultdict[tuple[str, Any], dict[Ground, Derived]] | None = None
+    by_object: defaultdict[tuple[str, Any], dict[Ground, Derived]] | None = None
 
     def add(self, d: Derived) -> None:
-        predicate, subject, obj = g = d.ground
+        g = d.ground
         self.grounds[g] = d
-        self.by_predicate[predicate][g] = d
-        self.by_subject[(predicate, subject)][g] = d
-        self.by_object[(predicate, obj)][g] = d
+        self.by_predicate[g[0]][g] = d
+        if self.by_subject is not None:
+            self.by_subject[(g[0], g[1])][g] = d
+        if self.by_object is not None:
+            self.by_object[(g[0], g[2])][g] = d
 
     def match(self, predicate: str, subject: Any, obj: Any) -> list[Entry]:
         """The facts of a predicate whose subject/object equal the given ones (None: any)."""
@@ -276,12 +282,24 @@ class _Index:
             d = self.grounds.get((predicate, subject, obj))
             return [] if d is None else [Entry(d.ground, d.truth)]
         if subject is not None:
+            if self.by_subject is None:
+                self.by_subject = _by_argument(self.grounds, 1)
             found = self.by_subject.get((predicate, subject))
         elif obj is not None:
+            if self.by_object is None:
+                self.by_object = _by_argument(self.grounds, 2)
             found = self.by_object.get((predicate, obj))
         else:
             found = self.by_predicate.get(predicate)
         return [Entry(g, d.truth) for g, d in found.items()] if found else []
+
+
+def _by_argument(grounds: dict[Ground, Derived], position: int) -> defaultdict[tuple[str, Any], dict[Ground, Derived]]:
+    """The facts by (predicate, the argument at ``position``), each group in the order of ``grounds``."""
+    out: defaultdict[tuple[str, Any], dict[Ground, Derived]] = defaultdict(dict)
+    for g, d in grounds.items():
+        out[(g[0], g[position])][g] = d
+    return out
 
 
 #: Which body position must match the last round's new facts (semi-naive), or None: every position may match anything.
@@ -508,14 +526,19 @@ def _entries(state: _State, a: _Pattern, binding: dict[str, Any], only: _Index |
 
 def _unify(a: _Pattern, ground: Ground, binding: dict[str, Any]) -> dict[str, Any] | None:
     out = dict(binding)
-    for kind, term, value in ((a.subject_kind, a.subject, ground[1]), (a.object_kind, a.object, ground[2])):
-        if kind == _VAR:
-            if term in out and out[term] != value:
-                return None
-            out[term] = value
-        elif kind == _CONSTANT and term != value:
-            return None
-    return out
+    if _bind(a.subject_kind, a.subject, ground[1], out) and _bind(a.object_kind, a.object, ground[2], out):
+        return out
+    return None
+
+
+def _bind(kind: int, term: Any, value: Any, out: dict[str, Any]) -> bool:
+    """Whether one argument matches ``value``, binding its variable in ``out`` if it is one."""
+    if kind == _VAR:
+        if term in out and out[term] != value:
+            return False
+        out[term] = value
+        return True
+    return kind != _CONSTANT or term == value
 
 
 def _compare(c: _Test, binding: dict[str, Any]) -> bool:
