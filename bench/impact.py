@@ -21,9 +21,12 @@ Then, for ``--queries`` sources drawn at random (seeded) from the pool, after
 ``--warmup`` unmeasured rounds, each source's subgraph touched once unmeasured (so
 both variants are timed with its pages cached: warm latency), in alternating order:
 
-* ``gaf``      — ``impact.source_invalidated(store, source)``: the whole report
-  (reach, support counting, statuses, paths, executed actions), as ``gaf impact
-  source`` computes it — on Neo4j one statement, on LadybugDB a level-wise walk;
+* ``gaf``      — ``impact.walk(store, {source: "positive"}, …)``: the dependency walk's
+  whole report (reach over the graph, support counting, statuses, paths, executed
+  actions) — on Neo4j one statement, on LadybugDB a level-wise walk. This is the
+  walk tier of ``gaf impact source``; the confirmation tier (impact/confirm.py:
+  recomputing each reached closure) is not measured here, because this graph's
+  closures are written directly, not made by projecting claims;
 * ``baseline`` — a breadth-first walk in Python that issues one query per
   record reached (``MATCH (t:Label {id: $id})<-[:R1|R2|…]-(x) RETURN x.id``)
   in one read transaction of the same store: what one writes without gaf. Its
@@ -69,7 +72,7 @@ from bench.graph import _Maker, node_row
 from gaf.canonical import kind_of
 from gaf.store.base import GafStore
 from gaf.store.schema import graph_schema, label_of
-from impact.analysis import REPORTED, source_invalidated
+from impact.analysis import REPORTED, ImpactReport, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 console = Console(stderr=True)
@@ -303,6 +306,11 @@ def baseline_walk(store: GafStore, source: str) -> tuple[set[str], int]:
         return seen, queries
 
     return store._read(walk)
+
+
+def source_invalidated(store: GafStore, source: str) -> ImpactReport:
+    """The walk tier of ``impact.source_invalidated``."""
+    return walk(store, {source: "positive"}, trigger={"kind": "source_invalidated", "id": source}, required=source)
 
 
 def measure(store: GafStore, name: str, sources: list[str], warmup: list[str]) -> dict[str, Any]:
