@@ -193,8 +193,12 @@ def confirm(
         changed = [c for c in claims if c.id not in change.dropped] + [_arriving(n, policy, as_of) for n in change.added]
         after = evaluate_over(policy, changed, as_of=as_of)
         sources = {c.id: c.source for c in [*claims, *change.added]}
+        bases: dict[tuple[str, str], _Basis] = {}
         for closure in group:
-            impact = _recompute(store, closure, policy, before, after, sources, review)
+            key = (closure.gaf, closure.rules)
+            if key not in bases:
+                bases[key] = _basis(store, closure, policy, before, after, sources, review)
+            impact = _recompute(store, closure, policy, before, after, bases[key])
             out.recomputed += 1
             if impact.outcome == "unaffected":
                 out.unaffected += 1
@@ -223,30 +227,54 @@ def _arriving(claim: Claim, policy: Projection, as_of: datetime) -> Claim:
     return Claim.model_validate({**claim.model_dump(exclude={"id"}), "recorded_at": as_of})
 
 
-def _recompute(
+@dataclass
+class _Basis:
+    """What a change does to one stored GAF under one review policy: the same for every
+    closure that judged that GAF (a projection covers its whole scope), so computed once."""
+
+    rules: VerdictRules
+    accepted_before: list[Candidate]
+    accepted_after: list[Candidate]
+    waiting: list[Candidate]
+    facts: list[FactChange]
+    gained: list[str]
+    resettled: list[str]
+
+
+def _basis(
     store: GafStore, closure: Closure, policy: Projection, before: Evaluated, after: Evaluated,
     sources: dict[str, str], review: ReviewPolicy | None,
-) -> ClosureImpact:  # fmt: skip
+) -> _Basis:  # fmt: skip
     gaf = store.get(closure.gaf, GAF)
-    rules = store.get(closure.rules, VerdictRules)
-    stored = store.find(Verdict, closure=closure.id)
     review = review if review is not None else recorded_review(store, gaf)
-    accepted_before = [c for c in before.candidates if c.fact.id in set(gaf.facts)]
+    kept = set(gaf.facts)
+    accepted_before = [c for c in before.candidates if c.fact.id in kept]
     previously_routed = {c.fact.id for c in review.split(before)[1]}
     # What the review policy accepts, and every fact the stored GAF accepted (a decision stands).
     accepted_after, routed = review.split(after)
-    waiting = [c for c in routed if c.fact.id not in previously_routed]
-    base = _judge(rules, policy, before, accepted_before, closure.subject)
-    now = _judge(rules, policy, after, accepted_after, closure.subject)
-    impact = ClosureImpact(closure.id, closure.subject, "unaffected", _judged(stored[0] if stored else base), _judged(now))
-    impact.rules_moved = sorted(r.name for r, b in zip(now.rules, base.rules, strict=True) if r.activation != b.activation)
-    impact.facts = _fact_changes(before, accepted_before, after, accepted_after, sources)
     stated_before = {c.proposition.id: c.proposition for c in accepted_before}
     stated_after = {c.proposition.id: c.proposition for c in accepted_after}
-    impact.gained = sorted(text(stated_after[p]) for p in stated_after.keys() - stated_before.keys())
-    impact.resettled = sorted(f"{text(p)} {tag}" for tag, p in _settled(before) ^ _settled(after))
-    impact.awaiting_review = sorted(text(c.proposition) for c in waiting)
-    if waiting and _key(_judge(rules, policy, after, accepted_after + waiting, closure.subject)) != _key(now):
+    return _Basis(
+        rules=store.get(closure.rules, VerdictRules),
+        accepted_before=accepted_before,
+        accepted_after=accepted_after,
+        waiting=[c for c in routed if c.fact.id not in previously_routed],
+        facts=_fact_changes(before, accepted_before, after, accepted_after, sources),
+        gained=sorted(text(stated_after[p]) for p in stated_after.keys() - stated_before.keys()),
+        resettled=sorted(f"{text(p)} {tag}" for tag, p in _settled(before) ^ _settled(after)),
+    )
+
+
+def _recompute(store: GafStore, closure: Closure, policy: Projection, before: Evaluated, after: Evaluated, b: _Basis) -> ClosureImpact:
+    rules = b.rules
+    stored = store.find(Verdict, closure=closure.id)
+    base = _judge(rules, policy, before, b.accepted_before, closure.subject)
+    now = _judge(rules, policy, after, b.accepted_after, closure.subject)
+    impact = ClosureImpact(closure.id, closure.subject, "unaffected", _judged(stored[0] if stored else base), _judged(now))
+    impact.rules_moved = sorted(r.name for r, was in zip(now.rules, base.rules, strict=True) if r.activation != was.activation)
+    impact.facts, impact.gained, impact.resettled = b.facts, b.gained, b.resettled
+    impact.awaiting_review = sorted(text(c.proposition) for c in b.waiting)
+    if b.waiting and _key(_judge(rules, policy, after, b.accepted_after + b.waiting, closure.subject)) != _key(now):
         impact.outcome = "needs_review"
     elif _key(now) != _key(base):
         impact.outcome = "verdict_changed"

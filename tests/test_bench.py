@@ -99,3 +99,12 @@ def test_the_rules_benchmark_derives_the_closure_in_both_modes_and_both_forms(tm
         (row,) = json.loads(out.read_text())["runs"]
         for mode in ("semi-naive", "naive"):
             assert row[mode]["matches_closure"] and row[mode]["same_as_semi_naive"], (form, mode)
+
+
+def test_the_confirmation_benchmark_runs_and_checks_gaf_against_recomputing_one_closure_at_a_time(tmp_path):
+    import bench.confirm
+
+    out = tmp_path / "confirm.json"
+    assert bench.confirm.main(["--subjects", "6", "--claims", "3", "--queries", "2", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["closures"] == 6 and len(doc["rows"]) == 4 and all(r["reached"] == 6 for r in doc["rows"])
