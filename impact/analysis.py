@@ -344,14 +344,14 @@ def source_invalidated(store: GafStore, source_id: str, **kw: Any) -> ImpactRepo
     reached closure confirmed by recomputing it without the source's claims."""
     _require_kind(source_id, "source")
     report = walk(store, {source_id: "positive"}, trigger={"kind": "source_invalidated", "id": source_id}, required=source_id, **kw)
-    return _confirmed(store, report, Change.removing(store.find(Claim, source=source_id)), kw.get("limits", Limits()), kw.get("as_of"))
+    return _confirmed(store, report, Change.removing(store.find(Claim, source=source_id)), **kw)
 
 
 def claim_retracted(store: GafStore, claim_id: str, **kw: Any) -> ImpactReport:
     """Everything that rests on one claim, each reached closure confirmed by recomputing it without the claim."""
     _require_kind(claim_id, "claim")
     report = walk(store, {claim_id: "positive"}, trigger={"kind": "claim_retracted", "id": claim_id}, required=claim_id, **kw)
-    return _confirmed(store, report, Change.removing([store.get(claim_id, Claim)]), kw.get("limits", Limits()), kw.get("as_of"))
+    return _confirmed(store, report, Change.removing([store.get(claim_id, Claim)]), **kw)
 
 
 def new_claim(store: GafStore, claim: Claim, **kw: Any) -> ImpactReport:
@@ -365,10 +365,12 @@ def new_claim(store: GafStore, claim: Claim, **kw: Any) -> ImpactReport:
     triggers.update({d: "negative" for d in scopes})
     trigger = {"kind": "new_claim", "id": claim.id, "scopes": scopes, "propositions": stated}
     report = walk(store, triggers, trigger=trigger, **kw)
-    return _confirmed(store, report, Change.adding([claim]), kw.get("limits", Limits()), kw.get("as_of"))
+    return _confirmed(store, report, Change.adding([claim]), **kw)
 
 
-def _confirmed(store: GafStore, report: ImpactReport, change: Change, limits: Limits, as_of: datetime | None) -> ImpactReport:
+def _confirmed(
+    store: GafStore, report: ImpactReport, change: Change, *, limits: Limits = Limits(), as_of: datetime | None = None, **_: Any
+) -> ImpactReport:
     """The walk's report with every reached closure recomputed: statuses of facts, GAFs, closures,
     verdicts and actions become what recomputation finds; unaffected ones leave the report.
 
@@ -392,12 +394,13 @@ def _restate(store: GafStore, report: ImpactReport, conf: Confirmation, closures
     moved = {c.closure: c for c in conf.closures}
     covered: set[str] = set()  # every record whose status recomputation decides
     status: dict[str, Status] = {}
+    gafs: dict[str, GAF] = {}  # closures of one projection share its GAF: read it once
     for cid, closure in sorted(closures.items()):
         found = moved.get(cid)
         if found is not None and found.outcome == "not_confirmed":
             status[cid] = "unconfirmed"
             continue
-        gaf = store.get(closure.gaf, GAF)
+        gaf = gafs.get(closure.gaf) or gafs.setdefault(closure.gaf, store.get(closure.gaf, GAF))
         verdicts = store.verdicts_deciding(cid)
         actions = store.actions_executing(verdicts) if verdicts else []
         covered.update([cid, gaf.id, *gaf.facts, *gaf.derivations, *verdicts, *actions])
@@ -420,8 +423,8 @@ def _restate(store: GafStore, report: ImpactReport, conf: Confirmation, closures
         a = walked.get(rid)
         kept.append(Affected(rid, kind_prefix(rid), a.reason if a else "cone", st, a.path if a else [origin, rid]))
     report.affected = sorted(kept, key=lambda a: (_RANK.get(a.kind, -1), a.id))
-    actions = [a.id for a in report.affected if a.kind == "action"]
-    executed = set(_executed_now(store, actions))
+    # The walk already found which of its actions stand executed; only the others are asked.
+    executed = set(report.to_compensate) | set(_executed_now(store, [a.id for a in report.affected if a.kind == "action" and a.id not in walked]))
     report.to_compensate = sorted(a for a in executed if status.get(a, walked[a].status if a in walked else None) == "invalidated")
     report.to_review = sorted(a for a in executed if a not in report.to_compensate)
     report.closures = conf.closures

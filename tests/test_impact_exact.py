@@ -129,14 +129,27 @@ UNKNOWN_SETTLED = (_open_world(), _new(_open_world(), 0, "p0", "case:2"))
 INTERVAL_TWIN_DENIED = (_open_world(), _new(_open_world(), 0, "p0", "case:1", polarity="denied", valid=False))
 
 
+#: Every pinned case, by name: each is an explicit example of both property tests.
+PINNED = {
+    "scope-entered-by-another-source": SCOPE_ENTERED_BY_ANOTHER_SOURCE,
+    "scope-entered-by-an-untrusted-source": SCOPE_ENTERED_BY_AN_UNTRUSTED_SOURCE,
+    "contested-denial-retracted": CONTESTED_DENIAL_RETRACTED,
+    "negated-derivation": WHAT_KEPT_A_NEGATED_DERIVATION_FALSE_INVALIDATED,
+    "unknown-settled": UNKNOWN_SETTLED,
+    "interval-twin": INTERVAL_TWIN_DENIED,
+}
+
+
+def pinned(test):
+    """The test with every pinned case as an explicit @example."""
+    for case in PINNED.values():
+        test = example(drawn=case)(test)
+    return test
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(drawn=changed_world())
-@example(drawn=SCOPE_ENTERED_BY_ANOTHER_SOURCE)
-@example(drawn=SCOPE_ENTERED_BY_AN_UNTRUSTED_SOURCE)
-@example(drawn=CONTESTED_DENIAL_RETRACTED)
-@example(drawn=WHAT_KEPT_A_NEGATED_DERIVATION_FALSE_INVALIDATED)
-@example(drawn=UNKNOWN_SETTLED)
-@example(drawn=INTERVAL_TWIN_DENIED)
+@pinned
 def test_impact_agrees_with_deciding_again_on_random_worlds_on_ladybug(tmp_path, drawn):
     world, change = drawn
     with embedded(tmp_path)("impact") as store:
@@ -145,12 +158,7 @@ def test_impact_agrees_with_deciding_again_on_random_worlds_on_ladybug(tmp_path,
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(drawn=changed_world())
-@example(drawn=SCOPE_ENTERED_BY_ANOTHER_SOURCE)
-@example(drawn=SCOPE_ENTERED_BY_AN_UNTRUSTED_SOURCE)
-@example(drawn=CONTESTED_DENIAL_RETRACTED)
-@example(drawn=WHAT_KEPT_A_NEGATED_DERIVATION_FALSE_INVALIDATED)
-@example(drawn=UNKNOWN_SETTLED)
-@example(drawn=INTERVAL_TWIN_DENIED)
+@pinned
 def test_impact_agrees_with_deciding_again_on_random_worlds_on_neo4j(neo4j_store, neo4j_driver, tmp_path, drawn):
     world, change = drawn
     wipe(neo4j_driver)  # each example a world of its own in the one database
@@ -158,17 +166,19 @@ def test_impact_agrees_with_deciding_again_on_random_worlds_on_neo4j(neo4j_store
     check(neo4j_store, world, change, tmp_path)
 
 
-@pytest.mark.parametrize(("case", "statuses"), [
-    (SCOPE_ENTERED_BY_ANOTHER_SOURCE, {"case:1": "verdict changes", "case:2": "basis changes, verdict holds"}),
-    (SCOPE_ENTERED_BY_AN_UNTRUSTED_SOURCE, {"case:1": "unaffected", "case:2": "unaffected"}),
-    (CONTESTED_DENIAL_RETRACTED, {"case:1": "verdict changes", "case:2": "basis changes, verdict holds"}),
-    (WHAT_KEPT_A_NEGATED_DERIVATION_FALSE_INVALIDATED, {"case:1": "verdict changes", "case:2": "basis changes, verdict holds"}),
-    (UNKNOWN_SETTLED, {"case:1": "basis changes, verdict holds", "case:2": "verdict changes"}),
-    (INTERVAL_TWIN_DENIED, {"case:1": "basis changes, verdict holds", "case:2": "basis changes, verdict holds"}),
-], ids=["scope-entered-by-another-source", "scope-entered-by-an-untrusted-source", "contested-denial-retracted",
-        "negated-derivation", "unknown-settled", "interval-twin"])  # fmt: skip
-def test_the_pinned_cases_move_what_the_issue_says_the_walk_missed_and_impact_reports_it(case, statuses, tmp_path):
-    world, change = case
-    assert truth(world, change, tmp_path).statuses == statuses  # the case still is the one it pins
+STATUSES = {
+    "scope-entered-by-another-source": {"case:1": "verdict changes", "case:2": "basis changes, verdict holds"},
+    "scope-entered-by-an-untrusted-source": {"case:1": "unaffected", "case:2": "unaffected"},
+    "contested-denial-retracted": {"case:1": "verdict changes", "case:2": "basis changes, verdict holds"},
+    "negated-derivation": {"case:1": "verdict changes", "case:2": "basis changes, verdict holds"},
+    "unknown-settled": {"case:1": "basis changes, verdict holds", "case:2": "verdict changes"},
+    "interval-twin": {"case:1": "basis changes, verdict holds", "case:2": "basis changes, verdict holds"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_the_pinned_cases_move_what_the_issue_says_the_walk_missed_and_impact_reports_it(name, tmp_path):
+    world, change = PINNED[name]
+    assert truth(world, change, tmp_path).statuses == STATUSES[name]  # the case still is the one it pins
     with embedded(tmp_path)("impact") as store:
         check(store, world, change, tmp_path)
