@@ -108,3 +108,26 @@ def test_the_confirmation_benchmark_runs_and_checks_gaf_against_recomputing_one_
     assert bench.confirm.main(["--subjects", "6", "--claims", "3", "--queries", "2", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
     assert doc["closures"] == 6 and len(doc["rows"]) == 4 and all(r["reached"] == 6 for r in doc["rows"])
+
+
+def test_the_built_impact_benchmark_builds_through_gaf_and_checks_reach_and_confirmation_against_their_baselines(tmp_path, monkeypatch):
+    # A tiny graph on LadybugDB only (no Neo4j): built by ingest, publish, project, close and act,
+    # every source's reach and confirmed report checked against the baselines, the build kept.
+    import bench.built
+
+    tiny = ["--stores", "ladybug", "--portfolios", "6", "--cases", "2", "--claims", "6", "--predicates", "8",
+            "--per-portfolio", "3", "--fan-out", "4", "--queries", "4", "--warmup", "1", "--workdir", str(tmp_path / "work")]  # fmt: skip
+    out = tmp_path / "built.json"
+    assert bench.built.main([*tiny, "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    built, res = doc["built"]["ladybug"], doc["stores"]["ladybug"]
+    assert built["build"]["closures"] == 12 and built["build"]["actions"] > 0 and built["nodes"] > 0
+    assert len(res["rows"]) == 4 and all(r["reached"] % 2 == 0 and r["reached"] > 0 for r in res["rows"])
+    assert max(r["reached"] for r in res["rows"]) > 2  # the sample holds a source that feeds several portfolios
+    assert len(doc["machine"]["load_before"]) == 3 and len(doc["machine"]["load_after"]) == 3
+    # A second run with the same parameters reuses the store; a baseline that misses a closure fails the run.
+    monkeypatch.setattr(bench.built, "build", lambda *a, **k: pytest.fail("the store was built again"))
+    shipped = bench.built.baseline_reach
+    monkeypatch.setattr(bench.built, "baseline_reach", lambda store, claims: set(sorted(shipped(store, claims))[1:]))
+    with pytest.raises(SystemExit, match="reach and its baseline disagree"):
+        bench.built.main(tiny)
