@@ -470,12 +470,13 @@ def neo4j(args: argparse.Namespace, world: World, shape: Shape) -> Iterator[tupl
         store = Neo4jStore(env["NEO4J_URI"], user=env["NEO4J_USER"], password=env["NEO4J_PASSWORD"])
         try:
             stamp = home / "built.json"
-            if stamp.is_file() and json.loads(stamp.read_text()).get("shape") != asdict(shape) and _counts(store)[0]:
-                # Another shape's graph: empty the benchmark's own database before building this one.
-                console.print(f"{home}: built from other parameters; emptying it")
+            ours = stamp.is_file() and json.loads(stamp.read_text()).get("shape") == asdict(shape)
+            if not ours and _counts(store)[0]:
+                # Another shape's graph, or a build cut short: empty the benchmark's own database first.
+                console.print(f"{home}: not built from these parameters; emptying it")
                 with store._driver.session(database=store.database) as session:  # CALL … IN TRANSACTIONS: an implicit one
                     session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
-                stamp.unlink()
+                stamp.unlink(missing_ok=True)
             store.init()
             done = _build_into(store, stamp, world, shape)
             version = store._driver.execute_query(
