@@ -208,7 +208,7 @@ def neo4j_counts(driver: Any, database: str) -> tuple[int, int, dict[str, int], 
         types = {r["t"]: r["n"] for r in session.run("MATCH ()-[r]->() RETURN type(r) AS t, count(*) AS n")}
         nodes = session.run("MATCH (n) RETURN count(n) AS n").single()["n"]
         rels = session.run("MATCH ()-[r]->() RETURN count(r) AS n").single()["n"]
-    return nodes, rels, labels, types
+    return _without_stamp(nodes, rels, labels, types)
 
 
 def ladybug_counts(conn: Any) -> tuple[int, int, dict[str, int], dict[str, int]]:
@@ -219,7 +219,14 @@ def ladybug_counts(conn: Any) -> tuple[int, int, dict[str, int], dict[str, int]]
     types = {label: n for label, n in rows("MATCH ()-[r]->() RETURN label(r), count(*)") if n}
     nodes = rows("MATCH (n) RETURN count(n)")[0][0]
     rels = rows("MATCH ()-[r]->() RETURN count(r)")[0][0]
-    return nodes, rels, labels, types
+    return _without_stamp(nodes, rels, labels, types)
+
+
+def _without_stamp(nodes: int, rels: int, labels: dict[str, int], types: dict[str, int]) -> tuple[int, int, dict[str, int], dict[str, int]]:
+    """The counts of the ingested graph: the store's own schema version stamp (written when gaf
+    declares a new store's schema, gaf/records/schema.py) is not part of it."""
+    stamps = labels.pop("SchemaVersion", 0)
+    return nodes - stamps, rels, labels, types
 
 
 # ---------------------------------------------------------------------- the timed loops

@@ -23,6 +23,7 @@ from gaf.derive import Entry, Truth, show
 from gaf.errors import GafError, InvalidRecord, UnknownReference
 from gaf.policies import check_established
 from gaf.projection import IMPLEMENTATION, Evaluated, PolicyFacts, evaluate, ground_of, program_of
+from gaf.projection.cone import cone_of
 from gaf.records import GAF, AcceptedFact, Closure, Projection, Proposition, Record, Verdict, VerdictRules, matches_pattern
 from gaf.signing import sign
 from gaf.store.base import GafStore
@@ -127,7 +128,8 @@ def close(  # boilerplate: a keyword-only signature, one parameter a line, as ac
     verdict = _verdict_record(closure, judgement)
     # The exclusions were written with the GAF by ``accept``; written again here (a
     # no-op then) so a closure never points at a record that is not stored.
-    store.put([rules, *evaluated.exclusions, closure, verdict], at=closed_at)
+    # The cone is recorded with the closure, so impact finds the closure by what it reads.
+    store.put([rules, *evaluated.exclusions, closure, cone_of(closure, policy, rules), verdict], at=closed_at)
     return Closed(closure, verdict, judgement)
 
 

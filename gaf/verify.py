@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gaf.errors import GafError
-from gaf.records import RECORD_TYPES, Closure, Record, parse_body
+from gaf.projection.cone import cone_of
+from gaf.records import RECORD_TYPES, Closure, Cone, Projection, Record, VerdictRules, parse_body
 from gaf.signing import signature_problem
 from gaf.store.base import GafStore
+from gaf.store.schema import CONES_RECORDED
 
 
 @dataclass
@@ -53,6 +55,7 @@ def verify(store: GafStore, *, verify_key: str | None = None, progress: Callable
     key = verify_key
     report = VerifyReport()
     closures: dict[str, Closure] = {}
+    cones: dict[str, list[Cone]] = {}
     for kind, cls in sorted(RECORD_TYPES.items()):
         for row in store.stored_nodes(kind):
             report.checked += 1
@@ -65,6 +68,8 @@ def verify(store: GafStore, *, verify_key: str | None = None, progress: Callable
                 if _normal(stored[name]) != _normal(expected[name]):
                     report.discrepancies.append(Discrepancy(record.id, f"property {name} is {stored[name]!r} on the node but {expected[name]!r} in the record"))
             _check_edges(store, record, report)
+            if isinstance(record, Cone):
+                cones.setdefault(record.closure, []).append(record)
             if isinstance(record, Closure):
                 closures[record.id] = record
                 if problem := signature_problem(record, key):
@@ -72,6 +77,7 @@ def verify(store: GafStore, *, verify_key: str | None = None, progress: Callable
             if progress and report.checked % 1000 == 0:
                 progress(report.checked)
     _check_chains(closures, report)
+    _check_cones(store, closures, cones, report)
     return report
 
 
@@ -92,6 +98,24 @@ def _check_edges(store: GafStore, record: Record, report: VerifyReport) -> None:
         report.discrepancies.append(Discrepancy(record.id, f"relationship {rel} to {target} is missing"))
     for rel, target in sorted(found - expected):
         report.discrepancies.append(Discrepancy(record.id, f"relationship {rel} to {target} is not in the record"))
+
+
+def _check_cones(store: GafStore, closures: dict[str, Closure], cones: dict[str, list[Cone]], report: VerifyReport) -> None:
+    """From the schema version that records cones, every closure has one cone, and it is the
+    cone its policy and rules give: a closure without its cone would be invisible to impact."""
+    if store.schema_version() < CONES_RECORDED:
+        return
+    for cid, closure in sorted(closures.items()):
+        found = cones.get(cid, [])
+        if not found:
+            report.discrepancies.append(Discrepancy(cid, "the closure has no recorded cone: impact cannot reach it (gaf migrate records one)"))
+            continue
+        policy, rules = store.get(closure.projection), store.get(closure.rules)
+        if isinstance(policy, Projection) and isinstance(rules, VerdictRules):
+            expected = cone_of(closure, policy, rules)
+            for cone in found:
+                if cone.id != expected.id:
+                    report.discrepancies.append(Discrepancy(cone.id, f"the cone recorded for {cid} is not what its policy and rules read ({expected.id})"))
 
 
 def _check_chains(closures: dict[str, Closure], report: VerifyReport) -> None:

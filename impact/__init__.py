@@ -11,7 +11,7 @@ from impact.analysis import (
     source_invalidated,
     walk,
 )
-from impact.confirm import Change, ClosureImpact, Confirmation, FactChange, confirm, reached
+from impact.confirm import Change, ClosureImpact, Confirmation, FactChange, Reached, confirm, reach, reached
 
 __all__ = [
     "Affected",
@@ -21,10 +21,12 @@ __all__ = [
     "FactChange",
     "ImpactReport",
     "Limits",
+    "Reached",
     "claim_retracted",
     "confirm",
     "new_claim",
     "policy_changed",
+    "reach",
     "reached",
     "scopes_hit",
     "source_invalidated",

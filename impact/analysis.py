@@ -30,7 +30,7 @@ from gaf.errors import InvalidRecord, UnknownReference
 from gaf.records import GAF, ActionStatus, Claim, Closure, Record
 from gaf.store import GafStore, Snapshot
 from gaf.types import Interval, format_instant
-from impact.confirm import Change, ClosureImpact, Confirmation, confirm, reached
+from impact.confirm import Change, ClosureImpact, Confirmation, confirm, reach
 
 Reason = Literal["positive", "negative", "policy", "cone"]
 #: invalidated: recomputation loses it, or its verdict moves; weakened: it survives on less
@@ -83,6 +83,8 @@ class ImpactReport:
     confirmation: dict[str, int] | None = None
     #: executed actions under closures whose basis moved but whose verdict holds: a person looks
     to_review: list[str] = field(default_factory=list)
+    #: what a reader should know about how the report was made (not a limit: see ``cut``)
+    notes: list[str] = field(default_factory=list)
 
     def totals(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = defaultdict(lambda: {"invalidated": 0, "weakened": 0, "unconfirmed": 0})
@@ -102,6 +104,7 @@ class ImpactReport:
             "totals": self.totals(),
             "to_compensate": self.to_compensate,
             "to_review": self.to_review,
+            "notes": self.notes,
             "confirmation": self.confirmation,
             "closures": [c.to_dict() for c in self.closures],
             "affected": [a.to_dict() for a in self.affected],
@@ -377,7 +380,10 @@ def _confirmed(
     As-of questions ask what the graph said then; they are walked, not recomputed."""
     if as_of is not None:
         return report
-    standing = {c.id: c for c in reached(store, change)}
+    found = reach(store, change)
+    if found.note:
+        report.notes.append(found.note)
+    standing = {c.id: c for c in found.closures}
     for a in report.affected:  # a closure the walk reached and the cone did not (none should be)
         if a.kind == "closure" and a.id not in standing and not store.superseded_by(a.id):
             standing[a.id] = store.get(a.id, Closure)

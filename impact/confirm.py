@@ -49,6 +49,7 @@ from gaf.projection import (
 )
 from gaf.records import GAF, Claim, Closure, Derivation, Evaluation, Projection, Proposition, Verdict, VerdictRules
 from gaf.store import GafStore
+from gaf.store.schema import CONES_RECORDED
 from gaf.types import format_instant
 from gaf.verdict import Judgement, judge
 
@@ -154,8 +155,60 @@ class Confirmation:
 # ---------------------------------------------------------------------- reach
 
 
+@dataclass(frozen=True)
+class Reached:
+    """The standing closures a change reaches, and how they were found."""
+
+    closures: list[Closure]
+    #: "cones": each closure's recorded cone, looked up by key; "policies": every projection
+    #: policy's cone computed afresh (a store at a schema version before cones were recorded)
+    by: Literal["cones", "policies"]
+    note: str = ""
+
+
+def reach(store: GafStore, change: Change) -> Reached:
+    """The standing closures whose cone holds an atom the change touches, by id.
+
+    On a store at the current schema every closure's cone was recorded when it was closed
+    (gaf/migrate.py backfills older ones), so reach starts from the keys the change's atoms
+    fall under: the patterns stored for its predicates are matched here, each subject
+    against its own prefixes, and the store follows the matching keys to their closures.
+    On an older store it reads every policy and computes each cone afresh — the same
+    closures, slower — and says so."""
+    if store.schema_version() < CONES_RECORDED:
+        note = (f"the store is at schema version {store.schema_version()}, before cones were recorded: reach read "
+                "every projection policy instead of the cone index; run `gaf migrate` to record them")  # fmt: skip
+        return Reached(_reached_by_policy(store, change), "policies", note)
+    keys = _matching_keys(store.cone_keys({p for _, p in change.atoms}), change.atoms)
+    found = store.get_many(store.standing_reading(keys), Closure)
+    return Reached([found[k] for k in sorted(found)], "cones")
+
+
 def reached(store: GafStore, change: Change) -> list[Closure]:
-    """The standing closures whose policy's cone holds an atom the change touches, by id."""
+    """The standing closures a change reaches (``reach``), by id."""
+    return reach(store, change).closures
+
+
+def _matching_keys(keys: Iterable[tuple[str, str, str]], atoms: Iterable[tuple[str, str]]) -> list[str]:
+    """The ids of the cone keys whose (predicate, subject pattern) covers any atom: an exact
+    subject by equality, a ``prefix*`` by the atom subject's prefixes (``matches_pattern``)."""
+    exact: dict[tuple[str, str], list[str]] = defaultdict(list)
+    prefix: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for key_id, predicate, pattern in keys:
+        if pattern.endswith("*"):
+            prefix[(predicate, pattern[:-1])].append(key_id)
+        else:
+            exact[(predicate, pattern)].append(key_id)
+    out: set[str] = set()
+    for subject, predicate in atoms:
+        out.update(exact.get((predicate, subject), ()))
+        for end in range(len(subject) + 1):
+            out.update(prefix.get((predicate, subject[:end]), ()))
+    return sorted(out)
+
+
+def _reached_by_policy(store: GafStore, change: Change) -> list[Closure]:
+    """Reach without recorded cones: each policy's cone computed from the policy itself."""
     out: dict[str, Closure] = {}
     for policy in sorted(store.find(Projection), key=lambda p: p.id):
         predicates = cone_predicates(policy)

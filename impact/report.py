@@ -52,6 +52,7 @@ def to_markdown(report: ImpactReport) -> str:
     lines = [f"# {headline(report)}", ""]
     if report.as_of:
         lines += [f"As of {report.as_of}.", ""]
+    lines += [f"> Note: {n}" for n in report.notes] + ([""] if report.notes else [])
     lines += ["| kind | invalidated | weakened |", "|---|---:|---:|"]
     lines += [f"| {k} | {v['invalidated']} | {v['weakened']} |" for k, v in report.totals().items()]
     if report.to_compensate:

@@ -69,6 +69,8 @@ def _impact(
             out.print(f"[yellow]executed action whose basis changed (its verdict holds): review[/] {action}", highlight=False)
         for action in report.to_compensate:
             out.print(f"[red]executed action needs cancellation or compensation:[/] {action}", highlight=False)
+        for note in report.notes:
+            out.print(f"[yellow]note:[/] {note}", highlight=False)
 
     emit(as_json, report.to_dict(), text)
 

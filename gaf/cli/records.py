@@ -1,4 +1,4 @@
-"""Commands over the store itself: init, schema, ingest, show, list, stats, verify."""
+"""Commands over the store itself: init, schema, ingest, show, list, stats, verify, migrate."""
 
 from __future__ import annotations
 
@@ -164,16 +164,17 @@ def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     with open_store(store, read_only=True) as s:
         counts = s.counts()
         location = s.location
+        version = s.schema_version()
 
     def table() -> None:
-        t = Table(title=f"records in {location}")
+        t = Table(title=f"records in {location}", caption=f"schema version {version}")
         t.add_column("kind")
         t.add_column("count", justify="right")
         for kind, n in counts.items():
             t.add_row(kind, str(n))
         out.print(t)
 
-    emit(as_json, {"store": location, "counts": counts}, table)
+    emit(as_json, {"store": location, "schema_version": version, "counts": counts}, table)
 
 
 @command(app)
@@ -202,3 +203,27 @@ def verify(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     emit(as_json, report.to_dict(), text)
     if not report.ok:
         raise typer.Exit(4)
+
+
+@command(app)
+def migrate(
+    store: StoreOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would be written; write nothing.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Bring a store written by an older gaf to the current schema version, in one transaction.
+
+    It only adds records (for version 2, the cone of each closure made before cones were recorded).
+    Every id stays, and `gaf verify` and every replay answer as before. Running it again is a no-op.
+
+    [b]Examples[/b]
+
+      gaf migrate --dry-run
+      gaf migrate --store neo4j://localhost:7687 --json
+    """
+    from gaf.migrate import migrate as bring_up
+
+    with open_store(store) as s:
+        done = bring_up(s, at=datetime.now(timezone.utc), dry_run=dry_run)
+    payload = {**done.to_dict(), "dry_run": dry_run}
+    emit(as_json, payload, lambda: out.print(("(dry run) " if dry_run else "") + done.summary(), highlight=False))

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from gaf.records import Claim, Projection, matches_pattern, split_patterns
-from gaf.rules import Program, compile_rules
+from gaf.records import Claim, Closure, Cone, Projection, VerdictRules, matches_pattern, split_patterns
+from gaf.rules import Atom, Not, Program, compile_rules
 from gaf.store.base import GafStore
 from gaf.types import format_instant
 
@@ -64,3 +64,27 @@ def _invalidated(claim: Claim, invalid: dict[str, str]) -> bool:
 
 def in_cone(policy: Projection, predicates: set[str], subject: str, predicate: str) -> bool:
     return predicate in predicates and any(matches_pattern(p, subject) for p in policy.scope.subjects or ["*"])
+
+
+def verdict_reads(rules: VerdictRules) -> set[str]:
+    """Every predicate a verdict rule's condition names, positively or under ``not``."""
+    return {
+        inner.predicate
+        for rule in rules.rules
+        for clause in rule.condition
+        if isinstance(inner := clause.not_ if isinstance(clause, Not) else clause, Atom)
+    }
+
+
+def cone_of(closure: Closure, policy: Projection, rules: VerdictRules) -> Cone:
+    """The cone a closure reads, to be recorded with it: its policy's subject patterns × the
+    predicates its projection and its verdict rules read (a predicate the rules derive is
+    read through what derives it), with the closed scopes the closure assumed."""
+    program = program_of(policy)
+    predicates = cone_predicates(policy) | (verdict_reads(rules) - program.heads)
+    return Cone(
+        closure=closure.id,
+        subjects=sorted(set(policy.scope.subjects or ["*"])),
+        predicates=sorted(predicates),
+        completeness=list(closure.completeness),
+    )

@@ -6,7 +6,7 @@ size limit, the graph declarations). The kinds live in the module of the stage o
 the chain they belong to: ``ledger`` (agents, sources, claims, propositions,
 completeness), ``projection`` (policies, evaluations, facts, GAFs), ``verdict``
 (verdict rules, closures, verdicts), ``actions``, ``reopen`` and ``lifecycle``
-(case decisions, ratified policies, waivers). ``registry`` names every kind and reads
+(case decisions, ratified policies, waivers), and ``schema`` (the store's own version). ``registry`` names every kind and reads
 records from JSON. Import them from here: ``from gaf.records import Claim``.
 """
 
@@ -77,9 +77,12 @@ from gaf.records.reopen import (
     Reopen,
     Trigger,
 )
+from gaf.records.schema import SchemaVersion
 from gaf.records.verdict import (
     Band,
     Closure,
+    Cone,
+    ConeKey,
     Defeat,
     IgnoredDeclaration,
     Role,
@@ -106,6 +109,8 @@ __all__ = [
     "Claim",
     "Closure",
     "CompletenessDeclaration",
+    "Cone",
+    "ConeKey",
     "ConflictPolicy",
     "ConflictStrategy",
     "DEFAULT_MAX_RECORD_BYTES",
@@ -128,6 +133,7 @@ __all__ = [
     "RECORD_TYPES",
     "RESERVED_PROPERTIES",
     "RatifiedPolicy",
+    "SchemaVersion",
     "Record",
     "Reopen",
     "ReviewSettings",

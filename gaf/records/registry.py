@@ -19,7 +19,8 @@ from gaf.records.ledger import Agent, Claim, CompletenessDeclaration, Propositio
 from gaf.records.lifecycle import CaseDecision, PolicyCandidate, PolicyException, RatifiedPolicy, Waiver
 from gaf.records.projection import GAF, AcceptedFact, Decision, Derivation, Evaluation, Exclusion, Projection
 from gaf.records.reopen import Appeal, Reopen
-from gaf.records.verdict import Closure, Verdict, VerdictRules
+from gaf.records.schema import SchemaVersion
+from gaf.records.verdict import Closure, Cone, ConeKey, Verdict, VerdictRules
 
 #: kind name -> record class, in the order of the chain; a kind not named here is neither stored nor read.
 RECORD_TYPES: dict[str, type[Record]] = {
@@ -27,9 +28,10 @@ RECORD_TYPES: dict[str, type[Record]] = {
     for cls in (
         Agent, Source, SourceInvalidation, Proposition, Claim,
         CompletenessDeclaration, Projection, Evaluation, Exclusion, Derivation, AcceptedFact, Decision, GAF,
-        VerdictRules, Closure, Verdict,
+        VerdictRules, Closure, ConeKey, Cone, Verdict,
         Grant, ActionPolicy, Action, ActionStatus, Reopen,
         CaseDecision, PolicyCandidate, RatifiedPolicy, PolicyException, Waiver, Appeal,
+        SchemaVersion,
     )
 }  # fmt: skip
 

@@ -221,3 +221,45 @@ class Verdict(Record):
     high: Annotated[float, Field(ge=-1, le=1)]
     engine: Key
     trace: dict[str, Any] = {}
+
+
+class ConeKey(Record):
+    """One (predicate, subject pattern) pair some closure reads: the key a change's atoms are
+    looked up by. Shared by every cone that reads it (its id is its content), so the store
+    answers "which closures read ``paid`` about ``payment:*``" from a primary key."""
+
+    kind: Literal["cone_key"] = "cone_key"
+    LABEL: ClassVar[str] = "ConeKey"
+
+    predicate: Key
+    #: an exact subject, a prefix ending in ``*``, or ``*`` alone (``matches_pattern``)
+    pattern: Key
+
+
+class Cone(Record):
+    """What a closure reads, recorded when it is closed: the subject patterns of its policy's
+    scope × the predicates its projection and verdict rules read, with the closed scopes it
+    assumed. A claim can move the closure only if it states an atom inside; a subject that
+    arrives later (through a rule join, an aggregate) falls inside because the patterns do.
+    A record of its own, linked to the closure, so closure ids stay what they were."""
+
+    kind: Literal["cone"] = "cone"
+    LABEL: ClassVar[str] = "Cone"
+    REFS: ClassVar = {"closure": ("CONE_OF", ("closure",)), "completeness": ("CLOSED_OVER", ("completeness",))}
+    IMPLIED_RELS: ClassVar = {"READS": ("cone_key",)}
+
+    closure: Ref
+    subjects: list[Key]
+    predicates: list[Key]
+    completeness: list[Ref] = []
+
+    def keys(self) -> list[ConeKey]:
+        """Every (predicate, subject pattern) the cone holds, by id."""
+        made = [ConeKey.shared(predicate=p, pattern=s) for p in self.predicates for s in self.subjects]
+        return sorted(made, key=lambda k: k.id)
+
+    def implied(self) -> list[Record]:
+        return list(self.keys())
+
+    def extra_edges(self) -> list[tuple[str, str]]:
+        return [("READS", k.id) for k in self.keys()]

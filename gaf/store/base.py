@@ -24,9 +24,9 @@ from typing import Any, Literal, Protocol, Self, TypeVar
 
 from gaf.canonical import kind_of
 from gaf.errors import BatchRejected, GafError, InvalidRecord, StoreError, UnknownReference
-from gaf.records import RECORD_TYPES, Record, parse_record
+from gaf.records import RECORD_TYPES, Record, SchemaVersion, parse_record
 from gaf.store.questions import STATEMENT_ROWS, Questions, Snapshot, chunks, dangling, existing_ids
-from gaf.store.schema import GraphSchema, graph_schema, label_of
+from gaf.store.schema import SCHEMA_VERSION, GraphSchema, graph_schema, label_of
 from gaf.types import format_instant
 
 Mode = Literal["atomic", "best_effort"]
@@ -167,13 +167,24 @@ class GafStore(Questions):
                 pending = pool.submit(copy_context().run, _prepare, following, mode) if following is not None else None
                 yield self._commit(ready, mode, stamp)
 
+    def _stamp_if_new(self) -> None:
+        """Stamp a store declared from nothing with the current schema version (each store's
+        ``init`` calls this once its schema is declared). A store that already holds records
+        and no stamp keeps version 1 until ``gaf migrate``. The stamp has no time of its own
+        (``written_at`` is null, as for a record present in every "as of" question): the
+        shape holds from the store's beginning."""
+        if self.read_only or self.stamped_version() is not None or self.holds_records():
+            return
+        stamp = SchemaVersion(version=SCHEMA_VERSION)
+        self._commit(_prepare([stamp], "atomic"), "atomic", None)
+
     def _check_writable(self, mode: str) -> None:
         if mode not in ("atomic", "best_effort"):
             raise InvalidRecord(f"unknown write mode {mode!r}", hint="use 'atomic' or 'best_effort'")
         if self.read_only:
             raise StoreError(f"the store at {self.location} is open read-only", hint="open it without read_only to write")
 
-    def _commit(self, ready: _Ready, mode: Mode, stamp: str) -> WriteReport:
+    def _commit(self, ready: _Ready, mode: Mode, stamp: str | None) -> WriteReport:
         batch, failed, prepared = ready
         return self._write(lambda tx: _put_in(tx, batch, prepared, failed, mode, stamp))
 
@@ -254,7 +265,7 @@ class _Prepared:
         self.rows: dict[str, dict[str, Any]] = {rid: _node_row(r) for rid, r in self.batch.items()}
 
 
-def _put_in(tx: Tx, items: dict[int, Record], prep: _Prepared, failed: list[ItemError], mode: Mode, at: str) -> WriteReport:
+def _put_in(tx: Tx, items: dict[int, Record], prep: _Prepared, failed: list[ItemError], mode: Mode, at: str | None) -> WriteReport:
     """The body of ``put``: decide inside the transaction, so the decision and the write agree."""
     report = WriteReport(failed=list(failed))
     # One existence question answers both "which are already stored" and "which targets resolve".
@@ -320,7 +331,7 @@ def _existing_ids(tx: Tx, ids: Iterable[str]) -> set[str]:
     return existing_ids(tx.run, ids)
 
 
-def _create(tx: Tx, new: list[str], prep: _Prepared, inherited: dict[str, str], at: str) -> None:
+def _create(tx: Tx, new: list[str], prep: _Prepared, inherited: dict[str, str], at: str | None) -> None:
     """CREATE the new nodes, then their relationships: ids are known to be new."""
     by_label: dict[str, list[dict[str, Any]]] = defaultdict(list)
     links: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)

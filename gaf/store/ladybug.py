@@ -97,6 +97,7 @@ class LadybugStore(GafStore):
         for rel, pairs in schema.rels.items():
             ends = ", ".join(f"FROM {a} TO {b}" for a, b in pairs)
             self._conn.execute(f"CREATE REL TABLE IF NOT EXISTS `{rel}`({ends})")
+        self._stamp_if_new()
 
     def _add_missing_columns(self, label: str, columns: dict[str, str]) -> None:
         """Bring a store made by an older gaf up to the current schema (columns only ever added)."""

@@ -127,6 +127,7 @@ class Neo4jStore(GafStore):
                 session.run(statement).consume()
             session.run("CALL db.awaitIndexes(300)").consume()
         self._schema_checked = True
+        self._stamp_if_new()
 
     def _session(self, access: str = neo4j.WRITE_ACCESS) -> neo4j.Session:
         if self.read_only:

@@ -142,9 +142,12 @@ class Questions(abc.ABC):
         yield from (row["id"] for row in self._rows(_IDS[record_type(kind).LABEL]))
 
     def counts(self) -> dict[str, int]:
-        """How many records of each kind are stored (kinds with none are left out)."""
+        """How many records of each kind are stored (kinds with none are left out). The store's
+        own version stamps are not among them: ``schema_version()`` answers for those."""
         out = {}
         for kind, cls in sorted(RECORD_TYPES.items()):
+            if cls.LABEL == "SchemaVersion":
+                continue
             n = self._rows(_COUNT[cls.LABEL])[0]["n"]
             if n:
                 out[kind] = n
@@ -178,6 +181,47 @@ class Questions(abc.ABC):
         """The closures decided under a projection policy that no closure supersedes, by id:
         the heads of their chains, which a change can still move."""
         return sorted(row["id"] for row in self._rows(_STANDING_UNDER, {"id": projection_id}))
+
+    # ------------------------------------------------------------------ cones: what closures read
+
+    def cone_keys(self, predicates: AbstractSet[str]) -> list[tuple[str, str, str]]:
+        """(key id, predicate, subject pattern) of every cone key for these predicates, by id:
+        the patterns some closure reads them under (few: one per policy scope and predicate)."""
+        rows = self._rows(_CONE_KEYS, {"predicates": sorted(predicates)})
+        return sorted((row["id"], row["predicate"], row["pattern"]) for row in rows)
+
+    def standing_reading(self, key_ids: Sequence[str]) -> list[str]:
+        """The closures that no closure supersedes whose recorded cone holds any of these keys, by id."""
+        found: set[str] = set()
+        for chunk in chunks(sorted(set(key_ids)), STATEMENT_ROWS):
+            found.update(row["id"] for row in self._rows(_STANDING_READING, {"ids": list(chunk)}))
+        return sorted(found)
+
+    def closures_without_cone(self) -> list[str]:
+        """Closures with no recorded cone (made before cones were recorded), by id."""
+        return [row["id"] for row in self._rows(_WITHOUT_CONE)]
+
+    # ------------------------------------------------------------------ the store's own version
+
+    def schema_version(self) -> int:
+        """The version of the stored shape the store's records follow: its highest
+        ``SchemaVersion``; without one, 1 when it holds records (written before versions were
+        recorded), else the current version (an empty store has nothing to migrate)."""
+        from gaf.store.schema import SCHEMA_VERSION
+
+        stamped = self.stamped_version()
+        if stamped is not None:
+            return stamped
+        return 1 if self.holds_records() else SCHEMA_VERSION
+
+    def stamped_version(self) -> int | None:
+        """The store's highest ``SchemaVersion`` stamp, or None when it has none."""
+        rows = self._rows(_SCHEMA_VERSION)
+        return int(rows[0]["v"]) if rows and rows[0]["v"] is not None else None
+
+    def holds_records(self) -> bool:
+        """Whether the store holds any record at all (its own version stamps aside)."""
+        return any(self._rows(_ANY[label]) for label in _LABELS if label != "SchemaVersion")
 
     def verdicts_deciding(self, closure_id: str) -> list[str]:
         """The verdicts that decide a closure."""
@@ -423,6 +467,17 @@ _UNDER = {
 # Closures under a projection policy that nothing supersedes.
 _STANDING_UNDER = ("MATCH (c:Closure)-[:UNDER]->(:Projection {id: $id}) "
                    "WHERE NOT EXISTS { MATCH (:Closure)-[:SUPERSEDES]->(c) } RETURN c.id AS id")  # fmt: skip
+# Cone keys for some predicates (an index seek on Neo4j; a small table on LadybugDB).
+_CONE_KEYS = "MATCH (k:ConeKey) WHERE k.predicate IN $predicates RETURN k.id AS id, k.predicate AS predicate, k.pattern AS pattern"
+# Standing closures whose recorded cone reads any of some cone keys.
+_STANDING_READING = ("MATCH (k:ConeKey) WHERE k.id IN $ids MATCH (k)<-[:READS]-(:Cone)-[:CONE_OF]->(c:Closure) "
+                     "WHERE NOT EXISTS { MATCH (:Closure)-[:SUPERSEDES]->(c) } RETURN DISTINCT c.id AS id")  # fmt: skip
+# Closures no cone was recorded for.
+_WITHOUT_CONE = "MATCH (c:Closure) WHERE NOT EXISTS { MATCH (:Cone)-[:CONE_OF]->(c) } RETURN c.id AS id ORDER BY id"
+# The store's highest schema version stamp.
+_SCHEMA_VERSION = "MATCH (s:SchemaVersion) RETURN max(s.version) AS v"
+# Whether a label holds any node.
+_ANY = {label: f"MATCH (n:{label}) RETURN n.id AS id LIMIT 1" for label in _LABELS}
 # Verdicts of one closure.
 _VERDICTS_DECIDING = "MATCH (v:Verdict)-[:DECIDES]->(:Closure {id: $id}) RETURN v.id AS id"
 # Actions executing some verdicts.

@@ -12,6 +12,17 @@ from dataclasses import dataclass, field
 
 from gaf.records import RECORD_TYPES, Record
 
+#: The version of the stored shape this gaf writes, and what each version added. A store's
+#: version is its highest ``SchemaVersion`` record (gaf/records/schema.py); ``gaf migrate``
+#: brings an older store here (gaf/migrate.py), keeping every id.
+#:
+#: 1. the records of the chain, as written before versions were recorded;
+#: 2. a ``Cone`` for every closure (what it reads, keyed by ``ConeKey``), which impact's
+#:    reach looks up instead of reading every policy.
+SCHEMA_VERSION = 2
+#: The first version in which every closure has its cone recorded.
+CONES_RECORDED = 2
+
 #: Node properties that Cypher filters on often enough to deserve an index.
 INDEXED: dict[str, tuple[str, ...]] = {
     "Claim": ("source", "recorded_at", "observed_at"),
@@ -20,6 +31,7 @@ INDEXED: dict[str, tuple[str, ...]] = {
     "Projection": ("name",),
     "VerdictRules": ("name",),
     "Closure": ("subject", "closed_at"),
+    "ConeKey": ("predicate",),
     "Action": ("idempotency_key", "verdict"),
     "Grant": ("agent",),
     "Source": ("key",),

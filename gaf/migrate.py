@@ -1,0 +1,76 @@
+"""Bringing a store written by an older gaf to the current stored shape: ``gaf migrate``.
+
+A migration only ever adds records. It writes what the current shape has and the old
+one lacked, for the records already there — from version 1 to 2, the ``Cone`` of every
+closure made before cones were recorded, computed from the closure's own policy and
+rules exactly as ``close`` computes it — and a ``SchemaVersion`` stamp saying what it
+did, all in one transaction: a migration that fails leaves the store as it was. No id
+changes and nothing is rewritten, so ``gaf verify`` and every replay answer as before.
+Running it again finds nothing to do and writes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from gaf.errors import StoreError
+from gaf.projection.cone import cone_of
+from gaf.records import Closure, Cone, Projection, Record, SchemaVersion, VerdictRules
+from gaf.store import GafStore
+from gaf.store.schema import SCHEMA_VERSION
+
+
+@dataclass
+class Migrated:
+    """What a migration did: the version before and after, and the records it wrote by kind."""
+
+    before: int
+    after: int
+    backfilled: dict[str, int] = field(default_factory=dict)
+    stamp: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def summary(self) -> str:
+        if not self.changed:
+            return f"the store is at schema version {self.after}, the current one: nothing to migrate"
+        wrote = ", ".join(f"{n} {kind}" for kind, n in sorted(self.backfilled.items()) if n) or "no records"
+        return f"migrated the store from schema version {self.before} to {self.after}: wrote {wrote} for records made before"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"before": self.before, "after": self.after, "changed": self.changed,
+                "backfilled": dict(sorted(self.backfilled.items())), "stamp": self.stamp}  # fmt: skip
+
+
+def migrate(store: GafStore, *, at: datetime, dry_run: bool = False) -> Migrated:
+    """Bring the store to the current schema version (``SCHEMA_VERSION``), in one transaction.
+
+    A store already at the current version is left alone. A store stamped with a later
+    version than this gaf knows is refused: it was written by a newer gaf."""
+    before = store.schema_version()
+    if before > SCHEMA_VERSION:
+        raise StoreError(
+            f"the store at {store.location} is at schema version {before}; this gaf knows versions up to {SCHEMA_VERSION}",
+            hint="it was written by a newer gaf: upgrade gaf to read and migrate it",
+        )
+    if before == SCHEMA_VERSION:
+        return Migrated(before, before)
+    cones = _cones_for_closures_without_one(store)
+    stamp = SchemaVersion(version=SCHEMA_VERSION, migrated_from=before, backfilled={"cone": len(cones)}, at=at,
+                          note="cones recorded for closures made before cones were recorded")  # fmt: skip
+    records: list[Record] = [*cones, stamp]
+    if not dry_run:
+        store.put(records, at=at)
+    return Migrated(before, SCHEMA_VERSION, {"cone": len(cones)}, stamp.id)
+
+
+def _cones_for_closures_without_one(store: GafStore) -> list[Cone]:
+    """The cone ``close`` would have recorded, for each closure that has none, by closure id."""
+    closures = store.get_many(store.closures_without_cone(), Closure)
+    policies = store.get_many(sorted({c.projection for c in closures.values()}), Projection)
+    rules = store.get_many(sorted({c.rules for c in closures.values()}), VerdictRules)
+    return [cone_of(c, policies[c.projection], rules[c.rules]) for _, c in sorted(closures.items())]
