@@ -172,7 +172,9 @@ STATUSES = {
     "contested-denial-retracted": {"case:1": "verdict changes", "case:2": "basis changes, verdict holds"},
     "negated-derivation": {"case:1": "verdict changes", "case:2": "basis changes, verdict holds"},
     "unknown-settled": {"case:1": "basis changes, verdict holds", "case:2": "verdict changes"},
-    "interval-twin": {"case:1": "basis changes, verdict holds", "case:2": "basis changes, verdict holds"},
+    # s0 (authoritative) said p0(case:1) over July and now denies it with no interval: one atom to the
+    # rules, so one conflict between equals — unresolved, and the warrant on p0 undetermined.
+    "interval-twin": {"case:1": "verdict changes", "case:2": "basis changes, verdict holds"},
 }
 
 

@@ -9,11 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gaf.errors import BatchRejected
-from gaf.projection import ReviewPolicy, accept, evaluate, evaluate_over, project
+from gaf.projection import ReviewPolicy, accept, evaluate, evaluate_over, ground_of, project
 from gaf.records import Agent, Claim, CompletenessDeclaration, Projection, Source
 from gaf.rules import RuleError, body, rule
 from tests.conftest import NOW
 from tests.rentcase import AFTER_E, BEFORE_E, PAYMENT, RENT_JULY, agent_id, load
+from tests.worlds import AT, ledger_world
 
 T0 = datetime(2026, 7, 1, tzinfo=timezone.utc)
 LATER = datetime(2026, 8, 1, tzinfo=timezone.utc)
@@ -238,6 +239,79 @@ def test_a_fact_with_two_independent_justifications_keeps_both():
     # losing one support weakens the fact without losing it
     ev = evaluate_over(policy(derivation_rules=[r]), [claim(LEDGER, st_("x", "flag"))], as_of=LATER)
     assert len(ev.candidate("known", "x")) == 1
+
+
+# ---------------------------------------------------------------------- one atom, several intervals
+
+JULY = {"start": "2026-07-01", "end": "2026-08-01"}
+
+
+def over(statement: dict) -> dict:
+    """The statement over July, the question's period."""
+    return {**statement, "valid": JULY}
+
+
+def as_the_rules_read_it(ev) -> dict:
+    """Each atom as derivation and verdict rules read it, with what settled it: the truths its
+    fact-base entries give, and every evaluation's outcome with who affirmed and who denied.
+
+    Intervals are left out, as the rules leave them out; so are claim ids, which differ
+    between a world and its copy without intervals: sources are what the policy counts."""
+    by_atom: dict = {}
+    for entry in ev.fact_base().by_pred.values():
+        for e in entry:
+            by_atom.setdefault(e.ground, {"truths": set(), "weighed": set()})["truths"].add(e.truth)
+    sources = {c.id: c.source for c in ev.claims}
+    for e in ev.evaluations:
+        weighed = (e.outcome, frozenset(sources[c] for c in e.supporting), frozenset(sources[c] for c in e.refuting))
+        by_atom[ground_of(ev.propositions[e.proposition])]["weighed"].add(weighed)
+    return by_atom
+
+
+def test_an_affirmation_without_an_interval_and_a_denial_over_the_period_conflict_as_one_atom():
+    # The rules read paid(x) alike whatever interval a statement gives it, so the policy must
+    # weigh both statements together: one source affirming and one denying leaves it unresolved.
+    p = policy(scope={"period": JULY})
+    twins = [claim(NOTES, st_("x", "paid")), claim(OTHER, over(st_("x", "paid", denied=True)))]
+    one = [claim(NOTES, st_("x", "paid")), claim(OTHER, st_("x", "paid", denied=True))]  # the oracle: one proposition
+    ev, truth = evaluate_over(p, twins, as_of=LATER), evaluate_over(p, one, as_of=LATER)
+    assert truth.candidate("paid", "x") == [] and [u.predicate for u in truth.unresolved] == ["paid"]
+    assert as_the_rules_read_it(ev) == as_the_rules_read_it(truth)
+    assert ev.candidate("paid", "x") == [] and ev.rejected == []
+    # each statement's proposition keeps its own id and its own evaluation
+    claimed = {s.proposition().id for c in twins for s in c.statements}
+    assert sorted(e.proposition for e in ev.evaluations) == sorted(claimed) and {u.id for u in ev.unresolved} == claimed
+
+
+def test_an_authoritative_denial_over_the_period_wins_over_an_affirmation_without_an_interval():
+    # ok(acct:1) holds only if flag(acct:1) is false: the ledger (authoritative) denies it over
+    # July, a note affirms it with no interval. Weighed as one atom, the ledger wins.
+    ok = rule("ok", "ok(?A)", body("account(?A, ?A)", "not flag(?A)"))
+    p = policy(scope={"period": JULY}, derivation_rules=[ok])
+    account = claim(LEDGER, st_("acct:1", "account", "acct:1"))
+    twins = [account, claim(NOTES, st_("acct:1", "flag")), claim(LEDGER, over(st_("acct:1", "flag", denied=True)))]
+    one = [account, claim(NOTES, st_("acct:1", "flag")), claim(LEDGER, st_("acct:1", "flag", denied=True))]
+    ev, truth = evaluate_over(p, twins, as_of=LATER), evaluate_over(p, one, as_of=LATER)
+    assert len(truth.candidate("ok", "acct:1")) == 1 and truth.candidate("flag", "acct:1") == []
+    assert as_the_rules_read_it(ev) == as_the_rules_read_it(truth)
+    assert len(ev.candidate("ok", "acct:1")) == 1 and ev.candidate("flag", "acct:1") == []
+    assert {e.outcome.value for e in ev.evaluations if ev.propositions[e.proposition].predicate == "flag"} == {"rejected"}
+
+
+def without_intervals(claims: list[Claim]) -> list[Claim]:
+    """The same claims with every statement's interval removed: each atom one proposition."""
+    return [Claim.model_validate({**c.model_dump(exclude={"id"}), "statements": [
+        s.model_dump(exclude={"valid"}) for s in c.statements]}) for c in claims]  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ledger_world())
+def test_statements_of_one_atom_over_different_intervals_are_weighed_as_that_atom_alone_would_be(w):
+    # The oracle is the same world with every interval removed, where each atom is one
+    # proposition: what the rules read, and how each atom was weighed, must not differ.
+    ev = evaluate_over(w.policy, w.claims, as_of=AT)
+    truth = evaluate_over(w.policy, without_intervals(w.claims), as_of=AT)
+    assert as_the_rules_read_it(ev) == as_the_rules_read_it(truth)
 
 
 # ---------------------------------------------------------------------- acceptance

@@ -29,7 +29,10 @@ from gaf.projection.weighing import closed_scopes, declaration_problems, evaluat
 #: the implementation layer instead of failing somewhere obscure.
 #: 2: a claim the policy does not admit as evidence is excluded (an Exclusion record),
 #:    not evaluated: it no longer leaves its proposition "unknown" in the GAF.
-IMPLEMENTATION = "gaf-projection/2"
+#: 3: propositions of one atom as the rules read it (the same predicate, subject and target,
+#:    over different valid intervals) are weighed together, each keeping its id and its own
+#:    evaluation: an affirmation with no interval and a denial over July are one conflict.
+IMPLEMENTATION = "gaf-projection/3"
 
 __all__ = [
     "IMPLEMENTATION",

@@ -16,6 +16,7 @@ from typing import Any
 from gaf.derive import Entry, Ground, Truth, holds
 from gaf.projection.cone import program_of
 from gaf.projection.weighing import closed_scopes
+from gaf.projection.weighing import ground_of as ground_of  # weighed by it there, read by it here: one definition
 from gaf.records import Evaluation, Outcome, Projection, Proposition
 from gaf.rules import Atom
 
@@ -97,11 +98,6 @@ TRUTH_OF = {Outcome.accepted: Truth.TRUE, Outcome.rejected: Truth.FALSE, Outcome
 def evaluated_entries(evaluations: Iterable[Evaluation], props: dict[str, Proposition]) -> list[Entry]:
     """Each evaluated proposition as a fact-base entry, with its evaluation as evidence."""
     return [Entry(ground_of(props[ev.proposition]), TRUTH_OF[ev.outcome], ev.id) for ev in evaluations]
-
-
-def ground_of(p: Proposition) -> Ground:
-    """The ground atom a proposition states."""
-    return (p.predicate, p.subject, p.object if p.object is not None else p.value)
 
 
 def proposition_of(ground: Ground) -> Proposition:

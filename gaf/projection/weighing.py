@@ -3,16 +3,20 @@
 A claim counts as evidence for a proposition only when the policy admits it (its
 source is trusted for the predicate, and no party states the conclusion); the
 admitted claims are weighed by the policy's conflict rules into accepted, rejected
-or unknown, each with its reason. The policy's completeness declarations are
-checked here too: which close a scope, and why the others do not.
+or unknown, each with its reason. They are weighed per atom as the rules read it,
+so propositions the rules cannot tell apart are settled together. The policy's
+completeness declarations are checked here too: which close a scope, and why the
+others do not.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
+from gaf.derive import Ground
 from gaf.projection.cone import cone_predicates, in_cone
 from gaf.records import (
     AbsenceMeaning,
@@ -41,6 +45,9 @@ def evaluate_claims(policy: Projection, claims: Iterable[Claim]) -> tuple[list[E
     altogether — out of its claims, its reason and so its id — and its proposition
     is evaluated only if some admitted claim states it. Excluded is inert: removing
     every excluded claim leaves every evaluation, fact and GAF hash the same.
+
+    Propositions of one atom are weighed together (``_weighed_together``), each
+    still evaluated under its own id.
     """
     predicates = cone_predicates(policy)
     trusted = {(t.source, p) for t in policy.trust for p in t.predicates}
@@ -57,8 +64,35 @@ def evaluate_claims(policy: Projection, claims: Iterable[Claim]) -> tuple[list[E
             else:
                 ex = Exclusion.shared(claim=claim.id, proposition=prop.id, projection=policy.id, reason=why)
                 exclusions[ex.id] = ex
-    evaluations = [_evaluate(policy, prop, said) for _, (prop, said) in sorted(stated.items())]
-    return evaluations, [exclusions[k] for k in sorted(exclusions)]
+    evaluations = [ev for twins in _weighed_together(stated) for ev in _evaluate(policy, twins)]
+    return sorted(evaluations, key=lambda e: e.proposition), [exclusions[k] for k in sorted(exclusions)]
+
+
+def _weighed_together(
+    stated: dict[str, tuple[Proposition, list[tuple[Claim, Polarity]]]],
+) -> list[list[tuple[Proposition, list[tuple[Claim, Polarity]]]]]:
+    """The stated propositions grouped by the atom the rules read, each group by proposition id.
+
+    A proposition's id includes its valid interval, so ``p(x)`` said with no interval and
+    ``p(x)`` said over July are two propositions; yet derivation and verdict rules match
+    atoms by predicate, subject and target alone (``ground_of``: object or value, compared
+    as the rules compare them) and read no interval. Weighed apart, an affirmation of one
+    and a denial of the other would both stand — the atom true and false at once to the
+    rules, an authoritative source's word no longer winning, a conflict no longer
+    unresolved. So the condition is exactly the rules' own: the same ground atom, whatever
+    the intervals. Intervals are not compared with the question's period either: nothing
+    in projection reads a statement's interval, so a statement that covers the period and
+    one that does not are the same atom to the rules, and must be weighed as one.
+    """
+    atoms: dict[Ground, list[str]] = defaultdict(list)
+    for pid, (prop, _) in sorted(stated.items()):
+        atoms[ground_of(prop)].append(pid)
+    return [[stated[pid] for pid in pids] for pids in atoms.values()]
+
+
+def ground_of(p: Proposition) -> Ground:
+    """The ground atom a proposition states: what derivation and verdict rules read of it."""
+    return (p.predicate, p.subject, p.object if p.object is not None else p.value)
 
 
 def _excluded_because(policy: Projection, trusted: set[tuple[str, str]], claim: Claim, predicate: str) -> str | None:
@@ -70,21 +104,31 @@ def _excluded_because(policy: Projection, trusted: set[tuple[str, str]], claim: 
     return None
 
 
-def _evaluate(policy: Projection, prop: Proposition, said: list[tuple[Claim, Polarity]]) -> Evaluation:
-    """Weigh the admitted claims about one proposition."""
-    conflict = _conflict_for(policy, prop.predicate)
+def _evaluate(policy: Projection, twins: list[tuple[Proposition, list[tuple[Claim, Polarity]]]]) -> list[Evaluation]:
+    """Weigh the admitted claims about one atom, once, and evaluate each of its propositions so.
+
+    Every proposition of the atom gets its own evaluation, with the one outcome and every
+    claim it was weighed from: a fact rests on all of them, and losing any may move it.
+    """
+    conflict = _conflict_for(policy, twins[0][0].predicate)
     counted: dict[Polarity, list[Claim]] = {Polarity.affirmed: [], Polarity.denied: []}
-    for claim, polarity in said:
-        counted[polarity].append(claim)
+    for _, said in twins:
+        for claim, polarity in said:
+            counted[polarity].append(claim)
     outcome, reason = _weigh(policy, conflict, counted)
-    return Evaluation.shared(
-        proposition=prop.id,
-        projection=policy.id,
-        outcome=outcome,
-        reason=reason,
-        supporting=sorted(c.id for c in counted[Polarity.affirmed]),
-        refuting=sorted(c.id for c in counted[Polarity.denied]),
-    )
+    if len(twins) > 1:
+        reason += f"; weighed with {len(twins) - 1} other proposition(s) of the same atom"
+    return [
+        Evaluation.shared(
+            proposition=prop.id,
+            projection=policy.id,
+            outcome=outcome,
+            reason=reason,
+            supporting=sorted({c.id for c in counted[Polarity.affirmed]}),
+            refuting=sorted({c.id for c in counted[Polarity.denied]}),
+        )
+        for prop, _ in twins
+    ]
 
 
 def _conflict_for(policy: Projection, predicate: str) -> ConflictPolicy:
