@@ -34,12 +34,13 @@ from rich.console import Console
 
 import impact
 from gaf.closure import close
+from gaf.derive import Entry, Truth
 from gaf.ledger import ingest
 from gaf.policies import publish
-from gaf.projection import cone_claims, evaluate_over, project
+from gaf.projection import PolicyFacts, cone_claims, evaluate_over, ground_of, project, recorded_review
 from gaf.records import Agent, Claim, Closure, Projection, Source, Verdict, VerdictRules
 from gaf.store import GafStore
-from impact.confirm import _judge, recorded_review
+from gaf.verdict import judge
 
 console = Console(stderr=True)
 AT = datetime(2026, 7, 15, tzinfo=timezone.utc)
@@ -84,7 +85,11 @@ def baseline(store: GafStore, closure_ids: list[str], dropped: set[str]) -> set[
         claims = [c for c in cone_claims(store, policy, closure.as_of) if c.id not in dropped]
         after = evaluate_over(policy, claims, as_of=closure.as_of)
         accepted, _ = review.split(after)
-        judged = _judge(rules, policy, after, accepted, closure.subject)
+        # the GAF these accepted facts make, judged as close judges a stored one (written out here)
+        entries = [Entry(ground_of(c.proposition), Truth.TRUE, c.fact.id) for c in accepted]
+        entries += [Entry(ground_of(p), Truth.UNKNOWN, p.id) for p in after.unresolved]
+        entries += [Entry(ground_of(p), Truth.FALSE, p.id) for p in after.rejected]
+        judged = judge(rules, PolicyFacts(policy, entries, after.as_of), subject=closure.subject)
         (stored,) = store.find(Verdict, closure=cid)
         if (judged.label, judged.strength, judged.low, judged.high) != (stored.label, stored.strength, stored.low, stored.high):
             moved.add(cid)

@@ -39,7 +39,19 @@ from gaf.errors import (
     PayloadTooLarge,
     UnknownReference,
 )
-from gaf.records import RECORD_TYPES, Record, current_limits, max_record_bytes, parse_record, record_type
+from gaf.projection.cone import cone_of
+from gaf.records import (
+    RECORD_TYPES,
+    Closure,
+    Cone,
+    Projection,
+    Record,
+    VerdictRules,
+    current_limits,
+    max_record_bytes,
+    parse_record,
+    record_type,
+)
 from gaf.settings import DEFAULT_MAX_INPUT_BYTES as DEFAULT_MAX_INPUT_BYTES
 from gaf.store.base import GafStore, ItemError, Mode, WriteReport
 from gaf.types import format_instant
@@ -441,6 +453,7 @@ def ingest(
             Item(r.to_json() if isinstance(r, Record) else r, f"item {i}") for i, r in enumerate(source)
         ]
     records, errors = _resolve(store, items, recorded_at)
+    records += _cones_for_closures(store, records)
     report = IngestReport(read=len(items))
     if errors and mode == "atomic":
         raise BatchRejected([e.error for e in errors], where=str(source) if isinstance(source, (str, Path)) else None)
@@ -454,6 +467,23 @@ def ingest(
         if progress:
             progress(done, len(ordered))
     return report
+
+
+def _cones_for_closures(store: GafStore, records: list[Record]) -> list[Record]:
+    """The cone of each closure being ingested without one (records exported from another
+    store, or from one written before cones were recorded), as ``close`` records it: a
+    closure is never stored without the cone impact finds it by. Its policy and rules come
+    from the batch or the store; a closure whose policy or rules are neither is refused by
+    the write, and so is the cone made for it."""
+    given = {r.id: r for r in records}
+    coned = {r.closure for r in records if isinstance(r, Cone)}
+    out: list[Record] = []
+    for closure in (r for r in records if isinstance(r, Closure) and r.id not in coned):
+        policy = given.get(closure.projection) or store.get(closure.projection)
+        rules = given.get(closure.rules) or store.get(closure.rules)
+        if isinstance(policy, Projection) and isinstance(rules, VerdictRules):
+            out.append(cone_of(closure, policy, rules))
+    return out
 
 
 def resolve_items(store: GafStore, items: list[Item], recorded_at: datetime) -> list[Record]:

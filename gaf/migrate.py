@@ -33,12 +33,14 @@ class Migrated:
 
     @property
     def changed(self) -> bool:
-        return self.before != self.after
+        return self.before != self.after or any(self.backfilled.values())
 
     def summary(self) -> str:
         if not self.changed:
             return f"the store is at schema version {self.after}, the current one: nothing to migrate"
         wrote = ", ".join(f"{n} {kind}" for kind, n in sorted(self.backfilled.items()) if n) or "no records"
+        if self.before == self.after:
+            return f"the store is at schema version {self.after}; wrote {wrote} for records stored without them"
         return f"migrated the store from schema version {self.before} to {self.after}: wrote {wrote} for records made before"
 
     def to_dict(self) -> dict[str, Any]:
@@ -57,15 +59,21 @@ def migrate(store: GafStore, *, at: datetime, dry_run: bool = False) -> Migrated
             f"the store at {store.location} is at schema version {before}; this gaf knows versions up to {SCHEMA_VERSION}",
             hint="it was written by a newer gaf: upgrade gaf to read and migrate it",
         )
-    if before == SCHEMA_VERSION:
-        return Migrated(before, before)
+    # Closures put without their cone into a store already at this version are repaired too.
     cones = _cones_for_closures_without_one(store)
-    stamp = SchemaVersion(version=SCHEMA_VERSION, migrated_from=before, backfilled={"cone": len(cones)}, at=at,
-                          note="cones recorded for closures made before cones were recorded")  # fmt: skip
-    records: list[Record] = [*cones, stamp]
+    if before == SCHEMA_VERSION and not cones:
+        return Migrated(before, before)
+    backfilled = {"cone": len(cones)}
+    records: list[Record] = list(cones)
+    stamp = None
+    if before < SCHEMA_VERSION:
+        made = SchemaVersion(version=SCHEMA_VERSION, migrated_from=before, backfilled=backfilled, at=at,
+                             note="cones recorded for closures made before cones were recorded")  # fmt: skip
+        records.append(made)
+        stamp = made.id
     if not dry_run:
         store.put(records, at=at)
-    return Migrated(before, SCHEMA_VERSION, {"cone": len(cones)}, stamp.id)
+    return Migrated(before, SCHEMA_VERSION, backfilled, stamp)
 
 
 def _cones_for_closures_without_one(store: GafStore) -> list[Cone]:

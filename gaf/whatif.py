@@ -251,9 +251,8 @@ def _all_unknown(rules: VerdictRules, evaluated: Evaluated, subject: str) -> lis
 
     One ground atom can be stated by several propositions that differ only in their valid
     interval — the one a claim made, and the bare atom a derivation's trace names. Each is
-    kept: a claim settles only the proposition it states, so a denial of the bare atom
-    leaves the claimed one unknown, and the atom with it; only a denial of the claimed
-    proposition makes the atom false."""
+    kept, and tried: projection weighs the propositions of one atom together
+    (gaf-projection/3), so a claim about either settles the atom the same way."""
     by_id = {p.id: p for p in evaluated.unresolved}
     stated = {ground_of(p) for p in by_id.values()}
     for p in _unknown_premises(rules, evaluated, subject):

@@ -47,7 +47,7 @@ from gaf.projection import (
     in_cone,
     recorded_review,
 )
-from gaf.records import GAF, Claim, Closure, Derivation, Evaluation, Projection, Proposition, Verdict, VerdictRules
+from gaf.records import GAF, Claim, Closure, Cone, Derivation, Evaluation, Projection, Proposition, Verdict, VerdictRules
 from gaf.store import GafStore
 from gaf.store.schema import CONES_RECORDED
 from gaf.types import format_instant
@@ -171,22 +171,37 @@ def reach(store: GafStore, change: Change) -> Reached:
 
     On a store at the current schema every closure's cone was recorded when it was closed
     (gaf/migrate.py backfills older ones), so reach starts from the keys the change's atoms
-    fall under: the patterns stored for its predicates are matched here, each subject
-    against its own prefixes, and the store follows the matching keys to their closures.
+    fall under: the store finds the keys among the patterns that cover the atoms' subjects
+    (each subject, and each of its prefixes with ``*``) and their predicates, they are
+    paired up here atom by atom, and the store follows the matching keys to their closures.
     On an older store it reads every policy and computes each cone afresh — the same
     closures, slower — and says so."""
-    if store.schema_version() < CONES_RECORDED:
-        note = (f"the store is at schema version {store.schema_version()}, before cones were recorded: reach read "
-                "every projection policy instead of the cone index; run `gaf migrate` to record them")  # fmt: skip
+    version = store.schema_version()
+    if version < CONES_RECORDED:
+        note = (f"the store is at schema version {version}, before cones were recorded: reach read every "
+                "projection policy instead of the cone index; run `gaf migrate` to record them")  # fmt: skip
         return Reached(_reached_by_policy(store, change), "policies", note)
-    keys = _matching_keys(store.cone_keys({p for _, p in change.atoms}), change.atoms)
+    patterns = {pattern for subject, _ in change.atoms for pattern in _patterns_covering(subject)}
+    keys = _matching_keys(store.cone_keys(patterns, {p for _, p in change.atoms}), change.atoms)
     found = store.get_many(store.standing_reading(keys), Closure)
-    return Reached([found[k] for k in sorted(found)], "cones")
+    note = ""
+    if store.count(Closure) > store.count(Cone):  # closures put without their cone (not by close or ingest)
+        lacking = set(store.closures_without_cone())
+        found |= {c.id: c for c in _reached_by_policy(store, change) if c.id in lacking}
+        note = (f"{len(lacking)} closure(s) have no recorded cone (written without close or ingest): reach computed "
+                "theirs from their policies; run `gaf migrate` to record them")  # fmt: skip
+    return Reached([found[k] for k in sorted(found)], "cones", note)
 
 
 def reached(store: GafStore, change: Change) -> list[Closure]:
     """The standing closures a change reaches (``reach``), by id."""
     return reach(store, change).closures
+
+
+def _patterns_covering(subject: str) -> list[str]:
+    """Every pattern that covers a subject (``matches_pattern``): the subject itself, and each of
+    its prefixes followed by ``*`` (``*`` alone among them)."""
+    return [subject, *(subject[:end] + "*" for end in range(len(subject) + 1))]
 
 
 def _matching_keys(keys: Iterable[tuple[str, str, str]], atoms: Iterable[tuple[str, str]]) -> list[str]:

@@ -80,8 +80,9 @@ def subject_lineage(store: GafStore, subject: str) -> list[Record]:
 
 
 def all_records(store: GafStore, *, chunk: int = 2000) -> Iterator[Record]:
-    """Every stored record, kind by kind, in id order, a chunk at a time."""
-    for kind in sorted(RECORD_TYPES):
+    """Every stored record of the chain, kind by kind, in id order, a chunk at a time (records
+    about the store itself, its version stamps, are not provenance)."""
+    for kind in sorted(k for k, cls in RECORD_TYPES.items() if not cls.ABOUT_THE_STORE):
         batch: list[str] = []
         for rid in store.ids(kind):
             batch.append(rid)

@@ -22,6 +22,7 @@ import impact
 from gaf.cli import app
 from gaf.closure import replay
 from gaf.errors import StoreError
+from gaf.ledger import ingest
 from gaf.migrate import migrate
 from gaf.records import (
     GAF,
@@ -188,3 +189,34 @@ def test_verify_names_a_closure_whose_cone_was_removed_behind_gafs_back(store):
     store._write(lambda tx: tx.run("MATCH (c:Cone)-[:CONE_OF]->(:Closure {id: $id}) DETACH DELETE c", {"id": victim}))
     report = verify(store)
     assert [(d.id, "no recorded cone" in d.problem) for d in report.discrepancies] == [(victim, True)]
+
+
+def _legacy_records(name: str = "rent") -> list[dict]:
+    lines = (LEGACY / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["record"] | {"id": json.loads(line)["id"]} for line in lines]
+
+
+def test_ingesting_closures_exported_from_an_old_store_records_their_cones(store):
+    """`gaf ingest` of another store's records keeps the invariant `close` keeps: every closure
+    is stored with the cone impact finds it by."""
+    report = ingest(store, _legacy_records(), recorded_at=AT)
+    assert not report.write.failed
+    assert store.schema_version() == SCHEMA_VERSION and store.closures_without_cone() == []
+    assert store.count(Cone) == store.count(Closure) == 4
+    assert verify(store).ok
+
+
+def test_a_closure_put_without_its_cone_is_still_reached_said_so_and_repaired_by_migrate(store):
+    old = load_legacy(store)
+    migrate(store, at=AT)
+    # Another closure of the same GAF, put directly (no close, no ingest): no cone is recorded for it.
+    first = store.get(sorted(answers()["replays"])[0], Closure)
+    extra = Closure.model_validate(first.model_dump() | {"id": "", "question": first.question + " (copied)"})
+    store.put([extra], at=AT)
+    assert store.closures_without_cone() == [extra.id]
+    claims = [r for r in old.values() if r.KIND == "claim"]
+    found = impact.reach(store, impact.Change.removing(claims))
+    assert extra.id in {c.id for c in found.closures} and "no recorded cone" in found.note
+    repaired = migrate(store, at=AT)
+    assert repaired.changed and (repaired.before, repaired.after, repaired.backfilled) == (SCHEMA_VERSION, SCHEMA_VERSION, {"cone": 1})
+    assert store.closures_without_cone() == [] and impact.reach(store, impact.Change.removing(claims)).note == ""

@@ -4,7 +4,7 @@ tests/fixtures/regression/ holds every record of the rent and access stores as m
 main at b7b1b5d, before issue 16 changed what projection computes (see the README
 there). Loaded into either store, every record must keep its id, and every closure
 must replay identically — or name the layer that changed, never fail obscurely: since
-then the projection implementation (gaf-projection/2: excluded claims are inert) and
+then the projection implementation (gaf-projection/2: excluded claims are inert; /3: one atom, one weighing) and
 the verdict engine (gaf-hcategoriser/2) were bumped, so a closure whose GAF or verdict
 differs must say so under exactly those layers, and nothing else may differ.
 """

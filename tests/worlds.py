@@ -491,8 +491,8 @@ def contested_premise_with_a_twin() -> World:
 
     A trusted source both affirms and denies p2, so p2 is unknown; d0's trace names p2
     again without the claims' valid interval — a twin proposition of the same atom. Only
-    the authoritative source's denial of the claimed p2 settles the atom: a denial of the
-    twin leaves the claimed p2 unknown, and the atom with it."""
+    the authoritative source's denial settles the atom; since gaf-projection/3 weighs the
+    propositions of one atom together, a denial of the twin settles it as well."""
     return build(
         trusted=["p2"], closed=[], derived=[["not p2(?R)", "p2(?R)"]],
         verdict=[{"role": "warrant", "condition": ["p2(?subject)"], "qualifier": 1.0},

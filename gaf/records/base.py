@@ -118,6 +118,9 @@ class Record(Value):
     TIME_FIELD: ClassVar[str | None] = None
     #: scalar fields copied onto the node, name -> column type (derived)
     COLUMNS: ClassVar[dict[str, str]] = {}
+    #: a record about the store itself (its schema version), not of the chain: checked by
+    #: verify, but neither counted among the store's records nor exported as provenance
+    ABOUT_THE_STORE: ClassVar[bool] = False
 
     _body: bytes = PrivateAttr(default=b"")
 

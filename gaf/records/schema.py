@@ -26,6 +26,7 @@ class SchemaVersion(Record):
     LABEL: ClassVar[str] = "SchemaVersion"
     TIME_FIELD: ClassVar = "at"
     NON_IDENTITY: ClassVar = frozenset({"at", "migrated_from", "backfilled", "note"})
+    ABOUT_THE_STORE: ClassVar = True
 
     version: PositiveInt
     migrated_from: PositiveInt | None = None

@@ -135,17 +135,19 @@ class Neo4jStore(GafStore):
         return self._driver.session(database=self.database, default_access_mode=access)
 
     def _ensure_schema(self) -> None:
-        """Declare the schema before the first write of this process if it is missing.
+        """Declare the schema before the first write of this process if any of it is missing.
 
-        Without the constraints two writers could create the same id twice; one
-        cheap query per process makes sure they are there.
+        Without the constraints two writers could create the same id twice, and without
+        an index a question scans its label; one cheap query per process makes sure they
+        are all there.
         """
         if self._schema_checked:
             return
-        expected = len(graph_schema().nodes)
+        # Every constraint brings its index, so gaf's indexes are one per label plus INDEXED's.
+        expected = len(graph_schema().nodes) + sum(len(props) for props in INDEXED.values())
         with self._failures(), self._session(neo4j.READ_ACCESS) as session:
             found = session.run(
-                "SHOW CONSTRAINTS YIELD name WHERE name STARTS WITH 'gaf_' RETURN count(*) AS n"
+                "SHOW INDEXES YIELD name WHERE name STARTS WITH 'gaf_' RETURN count(*) AS n"
             ).single(strict=True)["n"]
         if found < expected:
             self.init()

@@ -141,12 +141,16 @@ class Questions(abc.ABC):
         """Every id of a kind, in id order."""
         yield from (row["id"] for row in self._rows(_IDS[record_type(kind).LABEL]))
 
+    def count(self, kind: type[Record]) -> int:
+        """How many records of one kind are stored (on Neo4j read from its count store)."""
+        return int(self._rows(_COUNT[kind.LABEL])[0]["n"])
+
     def counts(self) -> dict[str, int]:
-        """How many records of each kind are stored (kinds with none are left out). The store's
-        own version stamps are not among them: ``schema_version()`` answers for those."""
+        """How many records of each kind are stored (kinds with none are left out). Records about
+        the store itself (its version stamps) are not among them: ``schema_version()`` answers."""
         out = {}
         for kind, cls in sorted(RECORD_TYPES.items()):
-            if cls.LABEL == "SchemaVersion":
+            if cls.ABOUT_THE_STORE:
                 continue
             n = self._rows(_COUNT[cls.LABEL])[0]["n"]
             if n:
@@ -184,11 +188,15 @@ class Questions(abc.ABC):
 
     # ------------------------------------------------------------------ cones: what closures read
 
-    def cone_keys(self, predicates: AbstractSet[str]) -> list[tuple[str, str, str]]:
-        """(key id, predicate, subject pattern) of every cone key for these predicates, by id:
-        the patterns some closure reads them under (few: one per policy scope and predicate)."""
-        rows = self._rows(_CONE_KEYS, {"predicates": sorted(predicates)})
-        return sorted((row["id"], row["predicate"], row["pattern"]) for row in rows)
+    def cone_keys(self, patterns: AbstractSet[str], predicates: AbstractSet[str]) -> list[tuple[str, str, str]]:
+        """(key id, predicate, subject pattern) of every cone key with one of these patterns and
+        one of these predicates, by id (the caller pairs them up: an atom's subject with its
+        own predicate)."""
+        out: set[tuple[str, str, str]] = set()
+        for chunk in chunks(sorted(patterns), STATEMENT_ROWS):
+            rows = self._rows(_CONE_KEYS, {"patterns": list(chunk), "predicates": sorted(predicates)})
+            out.update((row["id"], row["predicate"], row["pattern"]) for row in rows)
+        return sorted(out)
 
     def standing_reading(self, key_ids: Sequence[str]) -> list[str]:
         """The closures that no closure supersedes whose recorded cone holds any of these keys, by id."""
@@ -221,7 +229,7 @@ class Questions(abc.ABC):
 
     def holds_records(self) -> bool:
         """Whether the store holds any record at all (its own version stamps aside)."""
-        return any(self._rows(_ANY[label]) for label in _LABELS if label != "SchemaVersion")
+        return any(self._rows(_ANY[cls.LABEL]) for cls in RECORD_TYPES.values() if not cls.ABOUT_THE_STORE)
 
     def verdicts_deciding(self, closure_id: str) -> list[str]:
         """The verdicts that decide a closure."""
@@ -467,8 +475,10 @@ _UNDER = {
 # Closures under a projection policy that nothing supersedes.
 _STANDING_UNDER = ("MATCH (c:Closure)-[:UNDER]->(:Projection {id: $id}) "
                    "WHERE NOT EXISTS { MATCH (:Closure)-[:SUPERSEDES]->(c) } RETURN c.id AS id")  # fmt: skip
-# Cone keys for some predicates (an index seek on Neo4j; a small table on LadybugDB).
-_CONE_KEYS = "MATCH (k:ConeKey) WHERE k.predicate IN $predicates RETURN k.id AS id, k.predicate AS predicate, k.pattern AS pattern"
+# Cone keys with some patterns and predicates (index seeks on Neo4j; on LadybugDB a scan of
+# the cone keys, as many as distinct (policy scope pattern, predicate) pairs, not closures).
+_CONE_KEYS = ("MATCH (k:ConeKey) WHERE k.pattern IN $patterns AND k.predicate IN $predicates "
+              "RETURN k.id AS id, k.predicate AS predicate, k.pattern AS pattern")  # fmt: skip
 # Standing closures whose recorded cone reads any of some cone keys.
 _STANDING_READING = ("MATCH (k:ConeKey) WHERE k.id IN $ids MATCH (k)<-[:READS]-(:Cone)-[:CONE_OF]->(c:Closure) "
                      "WHERE NOT EXISTS { MATCH (:Closure)-[:SUPERSEDES]->(c) } RETURN DISTINCT c.id AS id")  # fmt: skip

@@ -31,7 +31,7 @@ INDEXED: dict[str, tuple[str, ...]] = {
     "Projection": ("name",),
     "VerdictRules": ("name",),
     "Closure": ("subject", "closed_at"),
-    "ConeKey": ("predicate",),
+    "ConeKey": ("pattern", "predicate"),
     "Action": ("idempotency_key", "verdict"),
     "Grant": ("agent",),
     "Source": ("key",),
