@@ -3,7 +3,8 @@
 A fault test must be able to kill a client, or the server under it, at a known
 point: in the middle of a transaction whose statements have all run but which is
 not committed. ``--pause-at N`` gives it that point without touching the store's
-code: the N-th write transaction of the process runs its statements, then the
+code: the N-th write transaction of the process (its version stamp, when it declares a new
+store, not counted) runs its statements, then the
 process writes ``paused`` into the signal directory and waits for ``go`` (or for
 the kill) before it lets the transaction commit. ``--pause-before N`` stops it at
 the start of that transaction instead, before any statement is sent.
@@ -86,9 +87,14 @@ def pause_writes(at: int, signal: Path, *, before: bool = False, timeout: float 
     from gaf.store.ladybug import LadybugStore
     from gaf.store.neo4j import Neo4jStore
 
+    from gaf.store.base import GafStore
+
     seen = [0]
+    stamping = [False]
 
     def hold() -> None:
+        if stamping[0]:
+            return  # the version stamp a new store gets when it is declared is not one of the writes counted
         seen[0] += 1
         if seen[0] == at:
             (signal / "paused").write_text(str(at))
@@ -108,6 +114,17 @@ def pause_writes(at: int, signal: Path, *, before: bool = False, timeout: float 
             return _original(self, held(work))
 
         cls._write = _write  # type: ignore[method-assign]
+
+    stamp: Callable = GafStore._stamp_if_new
+
+    def _stamp_if_new(self):  # type: ignore[no-untyped-def]
+        stamping[0] = True
+        try:
+            return stamp(self)
+        finally:
+            stamping[0] = False
+
+    GafStore._stamp_if_new = _stamp_if_new  # type: ignore[method-assign]
 
 
 # ---------------------------------------------------------------------- the commands
