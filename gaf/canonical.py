@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from decimal import Decimal
 from typing import Any
 
 import rfc8785
@@ -23,7 +24,8 @@ CANONICALISATION = "RFC8785-JCS+sha256"
 ID_PATTERN = re.compile(r"^([a-z][a-z_]*):([0-9a-f]{64})$")
 
 
-_SAFE_INT = 2**53 - 1
+#: The largest integer a JSON number (an IEEE double) carries exactly.
+SAFE_INT = 2**53 - 1
 _fast_encode = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
 ).encode
@@ -42,14 +44,37 @@ def canonical_json(value: Any) -> bytes:
     if _plain(value):
         return _fast_encode(value).encode("utf-8")
     try:
-        return rfc8785.dumps(value)
+        return rfc8785.dumps(_decimals_spelled(value))
     except rfc8785.IntegerDomainError as exc:
         raise InvalidRecord(
             f"value cannot be canonicalised as JSON: {exc}",
-            hint=f"JSON integers are exact only within ±{_SAFE_INT:,}; write a larger number as a string",
+            hint=f"JSON integers are exact only within ±{SAFE_INT:,}; write a larger number as a string",
         ) from exc
     except rfc8785.CanonicalizationError as exc:
         raise InvalidRecord(f"value cannot be canonicalised as JSON: {exc}") from exc
+
+
+#: The JSON spelling of a decimal that no double carries exactly: ``{"$decimal": "…"}``.
+DECIMAL_TAG = "$decimal"
+
+
+def decimal_json(value: Decimal) -> float | dict[str, str]:
+    """A decimal in JSON: a JSON number when a double carries it exactly in its shortest form —
+    the very bytes a float of that value always had, so no id written before changes — else
+    the tagged string ``{"$decimal": "…"}``."""
+    near = float(value)
+    return near if Decimal(repr(near)) == value else {DECIMAL_TAG: str(value)}
+
+
+def _decimals_spelled(value: Any) -> Any:
+    """``value`` with every Decimal in its JSON spelling (``decimal_json``)."""
+    if isinstance(value, Decimal):
+        return decimal_json(value)
+    if isinstance(value, dict):
+        return {k: _decimals_spelled(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decimals_spelled(v) for v in value]
+    return value
 
 
 def _plain(value: Any) -> bool:
@@ -59,7 +84,7 @@ def _plain(value: Any) -> bool:
     if value is None or isinstance(value, bool):
         return True
     if isinstance(value, int):
-        return -_SAFE_INT <= value <= _SAFE_INT
+        return -SAFE_INT <= value <= SAFE_INT
     if isinstance(value, dict):
         return all(isinstance(k, str) and _bmp(k) and _plain(v) for k, v in value.items())
     if isinstance(value, list):

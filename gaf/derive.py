@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from enum import IntEnum
 from typing import Any, Literal, Protocol
 
@@ -543,7 +544,7 @@ def _bind(kind: int, term: Any, value: Any, out: dict[str, Any]) -> bool:
 
 def _compare(c: _Test, binding: dict[str, Any]) -> bool:
     left, right = _value(c.left_kind, c.left, binding), _value(c.right_kind, c.right, binding)
-    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (left, right))
+    numeric = all(isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) for v in (left, right))
     if c.op in ("==", "!="):
         same = left == right and (numeric or type(left) is type(right))
         return same if c.op == "==" else not same

@@ -54,7 +54,7 @@ from gaf.records import (
 )
 from gaf.settings import DEFAULT_MAX_INPUT_BYTES as DEFAULT_MAX_INPUT_BYTES
 from gaf.store.base import GafStore, ItemError, Mode, WriteReport
-from gaf.types import format_instant
+from gaf.types import WrittenNumber, format_instant
 
 Format = Literal["jsonl", "csv", "yaml"]
 
@@ -146,7 +146,7 @@ def _jsonl_items(text: str, name: str) -> Iterator[Item]:
             yield Item({"__error__": PayloadTooLarge(f"line is over the limit of {limit} bytes", where=where)}, where)
             continue
         try:
-            data = json.loads(line)
+            data = json.loads(line, parse_float=WrittenNumber)  # a value exactly as written
         except json.JSONDecodeError as exc:
             yield Item({"__error__": InvalidRecord(f"not JSON: {exc.msg} at column {exc.colno}", where=where)}, where)
             continue
@@ -199,7 +199,7 @@ def _claim_from_row(row: dict[str, str]) -> dict[str, Any]:
 def _csv_value(text: str) -> Any:
     """Numbers and booleans as such; anything else is the string written."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_float=WrittenNumber)  # a value exactly as written
     except json.JSONDecodeError:
         return text
     return value if isinstance(value, (int, float, bool)) else text
@@ -301,10 +301,13 @@ def _int(loader: YamlLoader, node: yaml.ScalarNode) -> int:
 
 
 def _float(loader: YamlLoader, node: yaml.ScalarNode) -> float:
+    """A YAML 1.2 float, kept as written (``WrittenNumber``): a statement's value reads it as the
+    exact decimal written (``25.00`` is 25, ``0.1`` one tenth), a field that is a float by
+    nature (a qualifier, a confidence) as the float it always was."""
     text = loader.construct_scalar(node)
     special = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}.get(text.lower())
     try:
-        return special if special is not None else float(text)
+        return special if special is not None else WrittenNumber(text)
     except ValueError:
         raise InvalidRecord(f"{text!r} is not a YAML 1.2 float", where=yaml_place(node.start_mark)) from None
 

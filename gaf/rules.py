@@ -23,12 +23,13 @@ import difflib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Annotated, Any, Literal, TypeGuard
 
 from pydantic import BeforeValidator, ConfigDict, Field, PositiveInt, ValidationError, model_validator
 
 from gaf.errors import InvalidValue, RuleError, UnestablishedPredicate
-from gaf.types import Key, Scalar, Text, Value
+from gaf.types import Key, Scalar, Text, Value, number_text, to_number
 
 Term = Scalar
 
@@ -306,7 +307,7 @@ def _term(token: tuple[str, str]) -> Term:
     if text in ("true", "false"):
         return text == "true"
     if _NUMBER.match(text):
-        return float(text) if any(c in text for c in ".eE") else int(text)
+        return to_number(Decimal(text)) if any(c in text for c in ".eE") else int(text)
     return text
 
 
@@ -321,6 +322,8 @@ def _show(term: Term) -> str:
             return term
     if isinstance(term, str):
         return '"' + term.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(term, (int, Decimal)):
+        return number_text(term)
     return repr(term)
 
 

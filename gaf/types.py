@@ -7,8 +7,10 @@ time, one spelling of an id — because a record's id is the hash of its spellin
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import date, datetime, timezone
+from decimal import Decimal
 from typing import Annotated
 
 from pydantic import (
@@ -16,14 +18,13 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
-    Field,
     PlainSerializer,
     StringConstraints,
     WithJsonSchema,
     model_validator,
 )
 
-from gaf.canonical import ID_PATTERN
+from gaf.canonical import DECIMAL_TAG, ID_PATTERN, SAFE_INT, decimal_json
 from gaf.errors import InvalidValue
 
 #: Declared precision of every time in gaf: milliseconds, UTC, fixed width, so
@@ -85,8 +86,71 @@ def _check_id(value: str) -> str:
 #: A reference to another record, by id.
 Ref = Annotated[str, AfterValidator(_check_id), WithJsonSchema({"type": "string", "pattern": ID_PATTERN.pattern})]
 
-#: A literal value a statement can carry.
-Scalar = bool | int | Annotated[float, Field(allow_inf_nan=False)] | str
+class WrittenNumber(float):
+    """A number as a file wrote it (``0.1``, ``25.00``): a float to every field that wants one,
+    and to a statement's value the exact decimal written (``to_number``). The readers of claim
+    files (YAML, JSON, CSV) make these, so fields that are floats by nature — and the ids of
+    records holding them — are as they always were."""
+
+    text: str
+
+    def __new__(cls, text: str) -> WrittenNumber:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def to_number(value: int | float | Decimal) -> int | Decimal:
+    """A number as gaf holds it: exact. One value, one spelling — 25, 25.0 and 25.00 are the
+    integer 25; 2.50 is the decimal 2.5; a float is read as the shortest decimal that gives it
+    back (0.1 is exactly one tenth). Infinities and NaN are refused."""
+    if isinstance(value, bool) or isinstance(value, int):
+        return value
+    if isinstance(value, WrittenNumber):
+        exact = Decimal(value.text)
+    else:
+        exact = Decimal(repr(value)) if isinstance(value, float) else value
+    if not exact.is_finite():
+        raise ValueError(f"not a finite number: {value!r}")
+    if exact == exact.to_integral_value() and abs(exact) <= SAFE_INT:
+        return int(exact)
+    normal = exact.normalize()
+    return normal
+
+
+def _scalar_in(value: object) -> object:
+    if isinstance(value, (float, Decimal)):
+        return to_number(value)
+    if isinstance(value, dict) and set(value) == {DECIMAL_TAG} and isinstance(value[DECIMAL_TAG], str):
+        try:
+            return to_number(Decimal(value[DECIMAL_TAG]))
+        except ArithmeticError:
+            raise ValueError(f"not a decimal number: {value[DECIMAL_TAG]!r}") from None
+    return value
+
+
+def _scalar_out(value: object) -> object:
+    """A value in JSON: a decimal as ``gaf.canonical.decimal_json`` spells it."""
+    return decimal_json(value) if isinstance(value, Decimal) else value
+
+
+def number_text(value: int | Decimal) -> str:
+    """A number as people and rules write it: an integer plainly, a decimal without an exponent
+    unless it came from one a double carries (the spelling such values always had)."""
+    if isinstance(value, Decimal):
+        near = float(value)
+        return json.dumps(near) if Decimal(repr(near)) == value else format(value, "f")
+    return str(value)
+
+
+#: A literal value a statement can carry: text, a boolean, or an exact number (an integer, or
+#: a decimal: never a float, see ``to_number``).
+Scalar = Annotated[
+    bool | int | Decimal | str,
+    BeforeValidator(_scalar_in),
+    PlainSerializer(_scalar_out, when_used="json"),
+    WithJsonSchema({"type": ["boolean", "number", "string", "object"], "description": "text, true/false, or an exact number"}),
+]
 
 
 class Value(BaseModel):

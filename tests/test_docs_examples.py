@@ -73,3 +73,26 @@ def test_projection_doc_examples_print_what_the_doc_says(tmp_path: Path) -> None
     printed = run_in_one_shell([commands for commands, _ in examples], rent, scratch)
     for (commands, documented), got in zip(examples, printed):
         assert got == documented, f"docs/projection.md shows another output for:\n{commands}"
+
+
+RECORDS_DOC = ROOT / "docs" / "records.md"
+
+
+def python_examples(doc: str) -> list[tuple[str, str]]:
+    """The (code, output) pairs of a page: a python block followed directly by a plain block."""
+    fences = list(FENCE.finditer(doc))
+    return [
+        (block.group(2), following.group(2))
+        for block, following in zip(fences, fences[1:])
+        if block.group(1) == "python" and following.group(1) == "" and not doc[block.end():following.start()].strip()
+    ]
+
+
+def test_records_doc_python_examples_print_what_the_doc_says() -> None:
+    examples = python_examples(RECORDS_DOC.read_text())
+    assert len(examples) >= 2, "the content-id and exact-number examples were not found in docs/records.md"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for code, documented in examples:
+        run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout == documented, f"docs/records.md shows another output for:\n{code}"

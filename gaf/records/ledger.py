@@ -10,13 +10,14 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Sequence
+from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import Field, model_validator
 
 from gaf.records.base import Record
-from gaf.types import Instant, Interval, Key, Ref, Scalar, Text, Value
+from gaf.types import Instant, Interval, Key, Ref, Scalar, Text, Value, number_text
 
 # --------------------------------------------------------------------------- sources and agents
 
@@ -148,8 +149,15 @@ def statement_text(predicate: str, subject: Any, obj: Any = None, value: Any = N
     purpose: an atom of the rule language (``gaf.rules.Atom``) quotes its terms so that the
     text parses back into the same rule.
     """
-    target = obj if obj is not None else json.dumps(value, ensure_ascii=False) if value is not None else None
+    target = obj if obj is not None else _value_text(value) if value is not None else None
     return f"{'NOT ' if denied else ''}{predicate}({subject}{'' if target is None else ', ' + target})"
+
+
+def _value_text(value: Any) -> str:
+    """A statement's value as JSON writes it; a number exactly (``gaf.types.number_text``)."""
+    if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
+        return number_text(value)
+    return json.dumps(value, ensure_ascii=False)
 
 
 _Target = TypeVar("_Target", Proposition, Statement)
