@@ -12,7 +12,7 @@ start-up. A value that does not parse is refused here, naming the variable.
 | NEO4J_PASSWORD | ``neo4j_password`` | empty |
 | NEO4J_DATABASE | ``neo4j_database`` | ``neo4j`` |
 | GAF_NEO4J_RETRY_SECONDS | ``neo4j_retry_seconds``: how long the driver retries a transient failure | 30 |
-| GAF_LOCK_WAIT | ``lock_wait``: seconds to wait for another process's lock on the embedded store | 0 |
+| GAF_LOCK_WAIT | ``lock_wait``: seconds to wait for another process's lock on the embedded store, and for a reader to wait out a writer's checkpoint | 0 for the lock, 10 for the checkpoint |
 | GAF_SIGNING_KEY | ``signing_key``: the Ed25519 seed closures are signed with (gaf.signing.private_key parses it) | unsigned |
 | GAF_VERIFY_KEY | ``verify_key``: the public key ``gaf verify`` requires on every closure (gaf.signing.public_key) | none |
 | GAF_MAX_RECORD_BYTES | ``max_record_bytes``: the largest record's canonical JSON (and JSONL line) | 1 MiB |
@@ -52,7 +52,8 @@ class Settings:
     neo4j_password: str = ""
     neo4j_database: str = "neo4j"
     neo4j_retry_seconds: float = DEFAULT_RETRY_SECONDS
-    lock_wait: float = 0.0
+    #: None: not set (no wait for another writer's lock; 10 s for a reader to wait out a checkpoint)
+    lock_wait: float | None = None
     signing_key: str = ""
     verify_key: str = ""
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
@@ -68,7 +69,7 @@ class Settings:
             neo4j_password=env.get("NEO4J_PASSWORD", ""),
             neo4j_database=env.get("NEO4J_DATABASE") or "neo4j",
             neo4j_retry_seconds=_seconds(env, "GAF_NEO4J_RETRY_SECONDS", DEFAULT_RETRY_SECONDS),
-            lock_wait=_seconds(env, "GAF_LOCK_WAIT", 0.0),
+            lock_wait=_optional_seconds(env, "GAF_LOCK_WAIT"),
             signing_key=env.get("GAF_SIGNING_KEY", ""),
             verify_key=env.get("GAF_VERIFY_KEY", ""),
             max_record_bytes=_bytes(env, "GAF_MAX_RECORD_BYTES", DEFAULT_MAX_RECORD_BYTES),
@@ -84,9 +85,15 @@ class Settings:
 
 
 def _seconds(env: Mapping[str, str], variable: str, default: float) -> float:
+    found = _optional_seconds(env, variable)
+    return default if found is None else found
+
+
+def _optional_seconds(env: Mapping[str, str], variable: str) -> float | None:
+    """Seconds from the environment, or None when the variable is not set."""
     raw = env.get(variable)
     if raw is None or raw.strip() == "":
-        return default
+        return None
     try:
         value = float(raw)
     except ValueError:

@@ -87,3 +87,37 @@ def test_four_writers_at_once_leave_no_duplicate_and_lose_no_write(store, tmp_pa
         found_stored_by_another=sum(len(r["ingest_existing"]) + len(r["existing"]) for r in results),
         seconds_all_four_ran_together=round(max(together, 0), 1), written_twice=0, duplicated=0, lost=lost,
     )  # fmt: skip
+
+
+#: Reader calls per run of the reader-beside-writer test (issue 23 asks for at least 200).
+READER_CALLS = 200
+
+
+def test_readers_beside_a_looping_writer_never_fail_on_the_embedded_store(tmp_path):
+    """LadybugDB refuses a read-only open while a writer's checkpoint is pending; a reader waits it
+    out (10 s by default, GAF_LOCK_WAIT otherwise) instead of failing. Run with the default
+    environment: a writer opening, writing and closing in a loop, and READER_CALLS reads."""
+    target = str(tmp_path / "busy.lbug")
+    GafStore.open(target).close()
+    stop = tmp_path / "stop"
+    env = {k: v for k, v in os.environ.items() if k != "GAF_LOCK_WAIT"} | {"PYTHONPATH": str(ROOT)}
+    writer = subprocess.Popen([sys.executable, "-m", "tests.workers", "write-loop", target, str(stop)],
+                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    failures: list[str] = []
+    counts = []
+    try:
+        for _ in range(READER_CALLS):
+            try:
+                with GafStore.open(target, read_only=True) as reader:
+                    counts.append(reader.counts().get("claim", 0))
+            except Exception as exc:  # noqa: BLE001 - every failure is the finding
+                failures.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        stop.touch()
+        out, err = writer.communicate(timeout=120)
+    assert writer.returncode == 0, err
+    batches = json.loads(out)["batches"]
+    assert failures == [], f"{len(failures)} of {READER_CALLS} reads failed beside the writer, e.g. {failures[0]}"
+    assert batches > 1 and counts == sorted(counts)  # the writer wrote while the reads went on; nothing went back
+    record("concurrency", test="readers beside a looping writer", store="ladybug", reader_calls=READER_CALLS,
+           writer_batches=batches, failures=0)  # fmt: skip

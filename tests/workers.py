@@ -11,6 +11,7 @@ the start of that transaction instead, before any statement is sent.
 
     python -m tests.workers [--pause-at|--pause-before N --signal DIR] ingest FILE [gaf ingest options]
     python -m tests.workers [--pause-at N --signal DIR] accept STORE GROUP
+    python -m tests.workers write-loop STORE STOPFILE
     python -m tests.workers ingest-accept STORE FILE GROUP START_FILE
 
 ``ingest`` is the ``gaf ingest`` command itself. ``accept`` evaluates the
@@ -168,6 +169,17 @@ def _command(argv: list[str]) -> int:
         from gaf.cli import app
 
         app(["ingest", *args], prog_name="gaf")  # exits with the command's own code
+    if command == "write-loop":
+        from gaf.ledger import ingest
+
+        store_at, stop = args
+        batches = 0
+        while not Path(stop).exists():  # a writer that opens, writes a batch and closes, again and again
+            with GafStore.open(store_at) as store:
+                ingest(store, [BANK, LEDGER, *payment_claims(f"loop{batches}", range(20))], recorded_at=AT)
+            batches += 1
+        print(json.dumps({"batches": batches}))
+        return 0
     if command == "accept":
         store_at, group = args
         with GafStore.open(store_at) as store:

@@ -46,21 +46,41 @@ def _rows(result: ladybug.QueryResult | list[ladybug.QueryResult], cypher: str) 
     return [dict(zip(names, row, strict=True)) for row in result.get_all()]
 
 
-def _open_database(target: Path, read_only: bool, wait: float) -> ladybug.Database:
-    """Open the database file, waiting up to ``wait`` seconds for another writer to let go."""
-    deadline = time.monotonic() + wait
+#: How long a reader waits out a writer's checkpoint when GAF_LOCK_WAIT does not say.
+CHECKPOINT_WAIT = 10.0
+#: How LadybugDB refuses a read-only open in the middle of a writer's transaction or checkpoint:
+#: while a checkpoint is pending, in the instant the write-ahead log is emptied, and while it is
+#: half written (each seen beside a looping writer, tests/test_concurrency.py). A reader waits
+#: them out; past the wait it says which it saw.
+_MID_CHECKPOINT = ("checkpoint recovery is pending", "Reading past the end of the file", "the WAL file is corrupted")
+
+
+def _open_database(target: Path, read_only: bool, wait: float | None) -> ladybug.Database:
+    """Open the database file, waiting up to ``wait`` seconds for another writer to let go (none
+    when not given), and a reader up to ``wait`` — ``CHECKPOINT_WAIT`` when not given — for a
+    writer's checkpoint: LadybugDB refuses a read-only open while one is pending, for as long
+    as a writer takes to finish a transaction."""
+    started = time.monotonic()
     while True:
         try:
             return ladybug.Database(str(target), read_only=read_only)
         except RuntimeError as exc:
-            if "lock" not in str(exc).lower():
+            message = str(exc)
+            if read_only and any(sign in message for sign in _MID_CHECKPOINT):
+                if time.monotonic() - started >= (CHECKPOINT_WAIT if wait is None else wait):
+                    raise StoreLocked(
+                        f"the embedded store at {target} is being written by another process, which is checkpointing: {message}",
+                        hint="a reader waits for the writer's checkpoint; wait longer with GAF_LOCK_WAIT=seconds",
+                    ) from None
+            elif "lock" in message.lower():
+                if time.monotonic() - started >= (wait or 0.0):
+                    raise StoreLocked(
+                        f"the embedded store at {target} is open for writing in another process",
+                        hint="LadybugDB allows one writing process; wait for it (GAF_LOCK_WAIT=seconds), or open read-only",
+                    ) from None
+            else:
                 raise StoreUnavailable(f"cannot open the embedded store at {target}: {exc}") from None
-            if time.monotonic() >= deadline:
-                raise StoreLocked(
-                    f"the embedded store at {target} is open for writing in another process",
-                    hint="LadybugDB allows one writing process; wait for it (GAF_LOCK_WAIT=seconds), or open read-only",
-                ) from None
-            time.sleep(0.05)
+            time.sleep(0.02)
 
 
 class LadybugStore(GafStore):
@@ -68,9 +88,10 @@ class LadybugStore(GafStore):
 
     dialect = "ladybug"
 
-    def __init__(self, path: str | Path, *, read_only: bool = False, wait: float = 0.0):
+    def __init__(self, path: str | Path, *, read_only: bool = False, wait: float | None = None):
         """Open (or create) the store at ``path``; ``wait`` is how many seconds to wait for another
-        process's write lock (GAF_LOCK_WAIT, through gaf.settings)."""
+        process's write lock, or a reader for a writer's checkpoint (GAF_LOCK_WAIT, through
+        gaf.settings; not given: no wait for the lock, ``CHECKPOINT_WAIT`` for the checkpoint)."""
         self.location = str(path)
         self.read_only = read_only
         target = Path(path)
