@@ -108,8 +108,9 @@ def graph(records: Iterable[Record], *, base: str = DEFAULT_BASE) -> Graph:
     for kind in RECORD_TYPES:  # claim:3f2a… rather than an anonymous prefix, in every serialisation
         g.bind("snapshot" if kind == "gaf" else kind.replace("_", "-"), f"{base}{kind}:")
     g.bind("engine", f"{base}engine:")
-    mapper = Mapper(base)
-    for record in records:
+    given = list(records)
+    mapper = Mapper(base, lookup={r.id: r for r in given}.get)
+    for record in given:
         for triple in mapper.triples(record):
             g.add(triple)
     return g
@@ -190,7 +191,7 @@ def export(records: list[Record], fmt: str, out: str | Path | None, *, base: str
 
 def stream_all(store: GafStore, out: str | Path, *, base: str = DEFAULT_BASE, progress: Callable[[int], None] | None = None) -> Exported:
     """The whole store as N-Triples, written record by record: memory stays flat."""
-    mapper = Mapper(base)
+    mapper = Mapper(base, lookup=store.get)
     count = triples = 0
 
     def write(f: IO[str]) -> None:

@@ -16,7 +16,7 @@ very closure that was decided; each record also carries its id as
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -37,8 +37,12 @@ Triple = tuple[Any, Any, Any]
 class Mapper:
     """Maps records to triples under one IRI base."""
 
-    def __init__(self, base: str = DEFAULT_BASE):
+    def __init__(self, base: str = DEFAULT_BASE, lookup: Callable[[str], r.Record | None] | None = None):
+        """``lookup`` finds a record by id (among those exported, or in the store): an accepted
+        fact is derived from the claims or facts its justification used, which its own record
+        does not name. Without it, a fact's lineage stops at the activity that generated it."""
         self.base = base
+        self.lookup = lookup
 
     def iri(self, record_id: str) -> URIRef:
         return URIRef(self.base + record_id)
@@ -153,6 +157,16 @@ class Mapper:
         yield s, RDF.type, GAF.AcceptedFact
         yield s, PROV.wasGeneratedBy, self.iri(f.justification)
         yield s, GAF.states, self.iri(f.proposition)
+        # Lineage a standard query follows (prov:wasDerivedFrom+): from the fact to every claim its
+        # evaluation weighed, or to the facts its derivation used — and from those, on down.
+        justification = self.lookup(f.justification) if self.lookup else None
+        if isinstance(justification, r.Evaluation):
+            for claim in sorted({*justification.supporting, *justification.refuting}):
+                yield s, PROV.wasDerivedFrom, self.iri(claim)
+        elif isinstance(justification, r.Derivation):
+            for premise in justification.premises:
+                if kind_prefix(premise) == "fact":
+                    yield s, PROV.wasDerivedFrom, self.iri(premise)
 
     def _decision(self, s: URIRef, d: r.Decision) -> Iterator[Triple]:
         yield from self._activity(s, GAF.Acceptance, d.decided_at, d.decided_at)
@@ -160,6 +174,7 @@ class Mapper:
         yield s, RDFS.comment, Literal(d.reason)
         for fact in d.accepted:
             yield s, GAF.accepted, self.iri(fact)
+            yield self.iri(fact), PROV.wasAttributedTo, self.iri(d.reviewer)  # who let it in
 
     def _gaf(self, s: URIRef, g: r.GAF) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Entity
@@ -168,6 +183,7 @@ class Mapper:
         yield s, GAF.underPolicy, self.iri(g.projection)
         for fact in g.facts:
             yield s, PROV.hadMember, self.iri(fact)
+            yield s, PROV.wasDerivedFrom, self.iri(fact)  # so lineage queries walk into the snapshot
         for p in g.unresolved:
             yield s, GAF.leavesUnresolved, self.iri(p)
         for p in g.rejected:

@@ -14,6 +14,7 @@ from rdflib.namespace import OWL, RDF, RDFS
 
 from gaf.errors import UnknownReference
 from prov_export import FORMATS, PROV, ExportError, canonical_hash, export, graph, lineage, stream_all, subject_lineage
+from prov_export.mapping import GAF as GAF_NS
 from tests.conftest import ROOT
 from tests.rentcase import RENT_JULY, close_both
 
@@ -187,3 +188,48 @@ def test_bad_requests_leave_no_partial_file(store, tmp_path):
     assert list(tmp_path.iterdir()) == []
     result, _ = export(records, "jsonld", tmp_path / "x.jsonld")
     assert json.loads((tmp_path / "x.jsonld").read_text()) and result.canonical_hash and list(tmp_path.iterdir()) == [tmp_path / "x.jsonld"]
+
+
+def _claims_behind(store, closure_id: str) -> set[str]:
+    """The oracle, read off the records: every claim a closure's accepted facts rest on — each
+    fact's evaluation's claims, or through its derivation the facts it used, on down."""
+    from gaf.records import GAF, AcceptedFact, Closure, Derivation, Evaluation
+
+    gaf = store.get(store.get(closure_id, Closure).gaf, GAF)
+    claims: set[str] = set()
+    todo, seen = list(gaf.facts), set()
+    while todo:
+        fact_id = todo.pop()
+        if fact_id in seen:
+            continue
+        seen.add(fact_id)
+        justification = store.get(store.get(fact_id, AcceptedFact).justification)
+        if isinstance(justification, Evaluation):
+            claims |= {*justification.supporting, *justification.refuting}
+        elif isinstance(justification, Derivation):
+            todo += [p for p in justification.premises if p.startswith("fact:")]
+    return claims
+
+
+def test_a_lineage_query_walks_from_each_verdict_to_every_claim_it_rests_on(store, tmp_path):
+    """`prov:wasDerivedFrom+` from a verdict reaches its closure, the GAF, every accepted fact and
+    every claim behind them — in the closure's own export and in the whole-store export — and
+    each accepted fact is attributed to the reviewer who accepted it."""
+    from gaf.records import Decision, Verdict
+
+    closures = close_both(store)
+    out = tmp_path / "all.nt"
+    stream_all(store, out)
+    whole = Graph().parse(out, format="nt")
+    query = ("SELECT DISTINCT ?c WHERE { ?v prov:wasDerivedFrom+ ?c . ?c a gaf:Claim }")
+    for closed in closures:
+        expected = _claims_behind(store, closed.closure.id)
+        assert expected, "the rent closures rest on claims"
+        (verdict,) = store.find(Verdict, closure=closed.closure.id)
+        for g in (graph(lineage(store, closed.closure.id)), whole):
+            found = {str(row.c).removeprefix("urn:gaf:") for row in g.query(query, initNs={"prov": PROV, "gaf": GAF_NS},
+                                                                             initBindings={"v": URIRef("urn:gaf:" + verdict.id)})}
+            assert found == expected
+    for decision in store.find(Decision):
+        for fact in decision.accepted:
+            assert (URIRef("urn:gaf:" + fact), PROV.wasAttributedTo, URIRef("urn:gaf:" + decision.reviewer)) in whole
