@@ -4,3 +4,16 @@ Each figure is printed beside a baseline measured in the same run on the same
 machine, so the numbers say what gaf costs over the database itself rather than
 how fast one machine happened to be on one day. See docs/benchmarks.md.
 """
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+
+def save_result(result: dict[str, Any], path: Path | None, console: Console) -> None:
+    """Write a benchmark's result where ``--json`` says (nowhere when not given), and say so."""
+    if path is not None:
+        path.write_text(json.dumps(result, indent=1) + "\n")
+        console.print(f"saved {path}")

@@ -72,6 +72,7 @@ from rich.console import Console
 from rich.table import Table
 
 import impact
+from bench import save_result
 from gaf.actions import act
 from gaf.closure import close
 from gaf.derive import Entry, Truth
@@ -545,6 +546,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--stores", default="neo4j", help="neo4j, ladybug, or both (comma-separated)")
     parser.add_argument("--workdir", default="/tmp/gaf-bench-built", help="the built stores, kept for re-runs")
+    # boilerplate: the benchmark-server options (port, heap, page cache, keep, json, report) are
+    # declared by each benchmark that starts a server of its own, as bench/impact.py does.
     parser.add_argument("--port", type=int, default=7748)
     parser.add_argument("--heap", default="2g")
     parser.add_argument("--pagecache", default="3g")
@@ -578,9 +581,7 @@ def main(argv: list[str] | None = None) -> int:
             result["stores"][name] = measure(store, name, measured, warm)
     result["machine"]["load_after"] = os.getloadavg()
     show(result)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=1) + "\n")
-        console.print(f"saved {args.json}")
+    save_result(result, args.json, console)
     return 0
 
 

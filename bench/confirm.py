@@ -33,14 +33,13 @@ from typing import Any
 from rich.console import Console
 
 import impact
+from bench.built import baseline_confirm
 from gaf.closure import close
-from gaf.derive import Entry, Truth
 from gaf.ledger import ingest
 from gaf.policies import publish
-from gaf.projection import PolicyFacts, cone_claims, evaluate_over, ground_of, project, recorded_review
-from gaf.records import Agent, Claim, Closure, Projection, Source, Verdict, VerdictRules
+from gaf.projection import project
+from gaf.records import Agent, Claim, Projection, Source, VerdictRules
 from gaf.store import GafStore
-from gaf.verdict import judge
 
 console = Console(stderr=True)
 AT = datetime(2026, 7, 15, tzinfo=timezone.utc)
@@ -75,25 +74,9 @@ def build(store: GafStore, subjects: int, claims: int, sources: int, seed: int) 
 
 
 def baseline(store: GafStore, closure_ids: list[str], dropped: set[str]) -> set[str]:
-    """Each closure recomputed on its own, from the store: the closures whose verdict changes."""
-    moved = set()
-    for cid in closure_ids:
-        closure = store.get(cid, Closure)
-        policy, rules = store.get(closure.projection, Projection), store.get(closure.rules, VerdictRules)
-        gaf = store.get(closure.gaf)
-        review = recorded_review(store, gaf)  # type: ignore[arg-type]
-        claims = [c for c in cone_claims(store, policy, closure.as_of) if c.id not in dropped]
-        after = evaluate_over(policy, claims, as_of=closure.as_of)
-        accepted, _ = review.split(after)
-        # the GAF these accepted facts make, judged as close judges a stored one (written out here)
-        entries = [Entry(ground_of(c.proposition), Truth.TRUE, c.fact.id) for c in accepted]
-        entries += [Entry(ground_of(p), Truth.UNKNOWN, p.id) for p in after.unresolved]
-        entries += [Entry(ground_of(p), Truth.FALSE, p.id) for p in after.rejected]
-        judged = judge(rules, PolicyFacts(policy, entries, after.as_of), subject=closure.subject)
-        (stored,) = store.find(Verdict, closure=cid)
-        if (judged.label, judged.strength, judged.low, judged.high) != (stored.label, stored.strength, stored.low, stored.high):
-            moved.add(cid)
-    return moved
+    """Each closure recomputed on its own, from the store: the closures whose verdict changes
+    (bench/built.py's baseline, the one re-projection written out without impact's code)."""
+    return set(baseline_confirm(store, closure_ids, dropped))
 
 
 def measure(store: GafStore, closures: list[str], triggers: list[tuple[str, str]]) -> dict[str, Any]:

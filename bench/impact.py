@@ -68,6 +68,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from bench import save_result
 from bench.graph import _Maker, node_row
 from gaf.canonical import kind_of
 from gaf.store.base import GafStore
@@ -451,9 +452,7 @@ def main(argv: list[str] | None = None) -> int:
                 _neo4j_local(Path(args.neo4j_home), args.port, args.heap, args.pagecache)("stop")
     result["machine"]["load_after"] = os.getloadavg()
     show(result)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=1) + "\n")
-        console.print(f"saved {args.json}")
+    save_result(result, args.json, console)
     return 0
 
 

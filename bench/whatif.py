@@ -45,6 +45,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from bench import save_result
 from gaf.closure import close
 from gaf.policies import publish
 from gaf.projection import cone_claims, project
@@ -205,9 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
     result["machine"]["load_after"] = os.getloadavg()
     show(result)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=1) + "\n")
-        console.print(f"saved {args.json}")
+    save_result(result, args.json, console)
     return 0
 
 

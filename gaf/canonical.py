@@ -62,8 +62,14 @@ def decimal_json(value: Decimal) -> float | dict[str, str]:
     """A decimal in JSON: a JSON number when a double carries it exactly in its shortest form —
     the very bytes a float of that value always had, so no id written before changes — else
     the tagged string ``{"$decimal": "…"}``."""
+    near = double_of(value)
+    return near if near is not None else {DECIMAL_TAG: str(value)}
+
+
+def double_of(value: Decimal) -> float | None:
+    """The double that carries a decimal exactly in its shortest form, or None if none does."""
     near = float(value)
-    return near if Decimal(repr(near)) == value else {DECIMAL_TAG: str(value)}
+    return near if Decimal(repr(near)) == value else None
 
 
 def _decimals_spelled(value: Any) -> Any:

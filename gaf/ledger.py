@@ -39,14 +39,12 @@ from gaf.errors import (
     PayloadTooLarge,
     UnknownReference,
 )
-from gaf.projection.cone import cone_of
+from gaf.projection.cone import cones_for
 from gaf.records import (
     RECORD_TYPES,
     Closure,
     Cone,
-    Projection,
     Record,
-    VerdictRules,
     current_limits,
     max_record_bytes,
     parse_record,
@@ -480,13 +478,11 @@ def _cones_for_closures(store: GafStore, records: list[Record]) -> list[Record]:
     the write, and so is the cone made for it."""
     given = {r.id: r for r in records}
     coned = {r.closure for r in records if isinstance(r, Cone)}
-    out: list[Record] = []
-    for closure in (r for r in records if isinstance(r, Closure) and r.id not in coned):
-        policy = given.get(closure.projection) or store.get(closure.projection)
-        rules = given.get(closure.rules) or store.get(closure.rules)
-        if isinstance(policy, Projection) and isinstance(rules, VerdictRules):
-            out.append(cone_of(closure, policy, rules))
-    return out
+    lacking = [r for r in records if isinstance(r, Closure) and r.id not in coned]
+    if not lacking:
+        return []
+    cones = cones_for(lacking, lambda ids: {**store.get_many(i for i in ids if i not in given), **given})
+    return [cones[k] for k in sorted(cones)]
 
 
 def resolve_items(store: GafStore, items: list[Item], recorded_at: datetime) -> list[Record]:

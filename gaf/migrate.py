@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from gaf.errors import StoreError
-from gaf.projection.cone import cone_of
-from gaf.records import Closure, Cone, Projection, Record, SchemaVersion, VerdictRules
+from gaf.errors import StoreError, UnknownReference
+from gaf.projection.cone import cones_for
+from gaf.records import Closure, Cone, Record, SchemaVersion
 from gaf.store import GafStore
 from gaf.store.schema import SCHEMA_VERSION
 
@@ -79,6 +79,8 @@ def migrate(store: GafStore, *, at: datetime, dry_run: bool = False) -> Migrated
 def _cones_for_closures_without_one(store: GafStore) -> list[Cone]:
     """The cone ``close`` would have recorded, for each closure that has none, by closure id."""
     closures = store.get_many(store.closures_without_cone(), Closure)
-    policies = store.get_many(sorted({c.projection for c in closures.values()}), Projection)
-    rules = store.get_many(sorted({c.rules for c in closures.values()}), VerdictRules)
-    return [cone_of(c, policies[c.projection], rules[c.rules]) for _, c in sorted(closures.items())]
+    cones = cones_for(closures.values(), store.get_many)
+    if missing := sorted(closures.keys() - cones.keys()):
+        raise UnknownReference(f"closure {missing[0]} points at a policy or rules not in {store.location}",
+                               hint="gaf verify names what is missing")  # fmt: skip
+    return [cones[k] for k in sorted(cones)]

@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from gaf.canonical import DECIMAL_TAG, ID_PATTERN, SAFE_INT, decimal_json
+from gaf.canonical import DECIMAL_TAG, ID_PATTERN, SAFE_INT, decimal_json, double_of
 from gaf.errors import InvalidValue
 
 #: Declared precision of every time in gaf: milliseconds, UTC, fixed width, so
@@ -138,8 +138,8 @@ def number_text(value: int | Decimal) -> str:
     """A number as people and rules write it: an integer plainly, a decimal without an exponent
     unless it came from one a double carries (the spelling such values always had)."""
     if isinstance(value, Decimal):
-        near = float(value)
-        return json.dumps(near) if Decimal(repr(near)) == value else format(value, "f")
+        near = double_of(value)
+        return json.dumps(near) if near is not None else format(value, "f")
     return str(value)
 
 

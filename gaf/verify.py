@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gaf.errors import GafError
-from gaf.projection.cone import cone_of
-from gaf.records import RECORD_TYPES, Closure, Cone, Projection, Record, VerdictRules, parse_body
+from gaf.projection.cone import cones_for
+from gaf.records import RECORD_TYPES, Closure, Cone, Record, parse_body
 from gaf.signing import signature_problem
 from gaf.store.base import GafStore
 from gaf.store.schema import CONES_RECORDED
@@ -105,17 +105,14 @@ def _check_cones(store: GafStore, closures: dict[str, Closure], cones: dict[str,
     cone its policy and rules give: a closure without its cone would be invisible to impact."""
     if store.schema_version() < CONES_RECORDED:
         return
-    for cid, closure in sorted(closures.items()):
+    expected = cones_for(closures.values(), store.get_many)
+    for cid in sorted(closures):
         found = cones.get(cid, [])
         if not found:
             report.discrepancies.append(Discrepancy(cid, "the closure has no recorded cone: impact cannot reach it (gaf migrate records one)"))
-            continue
-        policy, rules = store.get(closure.projection), store.get(closure.rules)
-        if isinstance(policy, Projection) and isinstance(rules, VerdictRules):
-            expected = cone_of(closure, policy, rules)
-            for cone in found:
-                if cone.id != expected.id:
-                    report.discrepancies.append(Discrepancy(cone.id, f"the cone recorded for {cid} is not what its policy and rules read ({expected.id})"))
+        for cone in found:
+            if cid in expected and cone.id != expected[cid].id:
+                report.discrepancies.append(Discrepancy(cone.id, f"the cone recorded for {cid} is not what its policy and rules read ({expected[cid].id})"))
 
 
 def _check_chains(closures: dict[str, Closure], report: VerifyReport) -> None:

@@ -8,9 +8,10 @@ else in the ledger is outside the question and never weighed.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 
-from gaf.records import Claim, Closure, Cone, Projection, VerdictRules, matches_pattern, split_patterns
+from gaf.records import Claim, Closure, Cone, Projection, Record, VerdictRules, matches_pattern, split_patterns
 from gaf.rules import Atom, Not, Program, compile_rules
 from gaf.store.base import GafStore
 from gaf.types import format_instant
@@ -74,6 +75,20 @@ def verdict_reads(rules: VerdictRules) -> set[str]:
         for clause in rule.condition
         if isinstance(inner := clause.not_ if isinstance(clause, Not) else clause, Atom)
     }
+
+
+def cones_for(closures: Iterable[Closure], find: Callable[[list[str]], Mapping[str, Record]]) -> dict[str, Cone]:
+    """The cone ``close`` records (``cone_of``) for each of these closures, by closure id, their
+    policies and rules found by ``find`` (ids to the records found, e.g. ``store.get_many``) in
+    one call; a closure whose policy or rules are not found gets none."""
+    closures = list(closures)
+    found = find(sorted({c.projection for c in closures} | {c.rules for c in closures}))
+    out: dict[str, Cone] = {}
+    for closure in closures:
+        policy, rules = found.get(closure.projection), found.get(closure.rules)
+        if isinstance(policy, Projection) and isinstance(rules, VerdictRules):
+            out[closure.id] = cone_of(closure, policy, rules)
+    return out
 
 
 def cone_of(closure: Closure, policy: Projection, rules: VerdictRules) -> Cone:
