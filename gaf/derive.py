@@ -24,18 +24,21 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from decimal import Decimal
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any, Literal, Protocol
 
+from gaf.arith import Bound, Sign, aggregate, apply, compare, sign_of
 from gaf.records import statement_text
 from gaf.rules import (
+    Aggregate,
+    Arith,
     Atom,
     Clause,
     Compare,
     CompiledRule,
     DerivationRule,
+    Let,
     Not,
     Program,
     RuleRef,
@@ -43,7 +46,9 @@ from gaf.rules import (
     compile_rules,
     is_var,
     is_wild,
+    provided,
     resolve,
+    schedule,
 )
 
 
@@ -60,6 +65,16 @@ class Truth(IntEnum):
 
 #: A ground atom: (predicate, subject, object-or-value or None).
 Ground = tuple[str, Any, Any]
+
+#: Where a pattern leaves an object open (``qty(d1, _)``): a ground atom holding it stands for
+#: every proposition the pattern matches, not for one; an open subject is None.
+ANY = "_"
+
+
+def is_pattern(ground: Ground) -> bool:
+    """Whether a ground atom is a pattern (an open subject or object), not one proposition."""
+    return ground[1] is None or ground[2] == ANY
+
 
 #: A body that stopped on an open pattern it could not bind: the rule, the pattern, the bindings so far.
 DeadEnd = tuple[str, Atom, dict[str, Any]]
@@ -84,6 +99,13 @@ class FactBase(Protocol):
     def closed(self, predicate: str, subject: Any, obj: Any) -> str | None:
         """The id of a completeness declaration that closes this pattern, if any."""
         ...
+
+
+def declared_sign(facts: FactBase, predicate: str) -> Sign | None:
+    """What the fact base's policy declares of a predicate's values (``sign``), if it says
+    anything: a fact base without declarations bounds no sum over an open scope."""
+    sign = getattr(facts, "sign", None)
+    return sign(predicate) if sign is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +220,14 @@ class _Negation:
     pattern: _Pattern
 
 
+#: An argument read from an expression (``?q * ?p``) rather than a term.
+_EXPRESSION = 4
+
+
+def _operand_kind(operand: Any) -> int:
+    return _EXPRESSION if isinstance(operand, Arith) else _kind(operand)
+
+
 @dataclass(frozen=True, slots=True)
 class _Test:
     """A comparison with each side's kind decided."""
@@ -209,14 +239,46 @@ class _Test:
     right: Any
 
 
-_Compiled = _Pattern | _Negation | _Test
+@dataclass(frozen=True, slots=True)
+class _Let:
+    """``?v = expression``: binds ``?v``, or tests it when it is bound already."""
+
+    var: str
+    kind: int
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Aggregate:
+    """An aggregate with what it ranges over compiled, and the sign its summed value has
+    by the declarations of the predicates that bind it (decided per fact base)."""
+
+    clause: Aggregate
+    var: str
+    kind: str
+    of_kind: int
+    of: Any
+    clauses: tuple[_Compiled, ...]
+    #: the variables its clauses bind, sorted: those not bound around it tell its members apart
+    binds: tuple[str, ...]
+
+
+_Compiled = _Pattern | _Negation | _Test | _Let | _Aggregate
 
 
 def _compiled(clause: Clause, by_ref: dict[str, DerivationRule]) -> _Compiled:
     """A clause as evaluation reads it; a rule reference (only in the raw clauses ``holds``
     is asked about — a program has none left) is resolved against ``by_ref``."""
     if isinstance(clause, Compare):
-        return _Test(_kind(clause.left), clause.left, clause.op, _kind(clause.right), clause.right)
+        return _Test(_operand_kind(clause.left), clause.left, clause.op, _operand_kind(clause.right), clause.right)
+    if isinstance(clause, Let):
+        return _Let(clause.let, _operand_kind(clause.be), clause.be)
+    if isinstance(clause, Aggregate):
+        # what its own clauses cannot bind comes from the body around it
+        outside = clause.inner_vars() - {v for c in clause.over for v in provided(c)}
+        inner = tuple(_compiled(c, by_ref) for c in schedule(clause.over, outside))
+        binds = tuple(sorted({v for c in clause.over for v in provided(c)}))
+        return _Aggregate(clause, clause.let, clause.aggregate, _operand_kind(clause.of), clause.of, inner, binds)
     if isinstance(clause, Not):
         return _Negation(_Pattern.of(_atom(clause.not_, by_ref)))
     return _Pattern.of(_atom(clause, by_ref))
@@ -320,6 +382,8 @@ class _State:
     index: _Index = field(default_factory=_Index)
     #: when each derived fact was first found: a round's new facts are read in this order
     position: dict[Ground, int] = field(default_factory=dict)
+    #: inside an aggregate: each pattern its clauses read, with why absence there is false (None: open)
+    watch: list[tuple[Ground, str | None]] | None = None
 
 
 def _fixpoint(state: _State, bodies: Sequence[_Body], mode: Mode) -> None:
@@ -371,6 +435,14 @@ def _bound(kind: int, term: Any, binding: dict[str, Any]) -> bool:
     return kind == _CONSTANT or (kind == _VAR and term in binding)
 
 
+def _pattern(a: _Pattern, binding: dict[str, Any]) -> Ground:
+    """An atom on a branch as a pattern: an unbound subject None, an unbound object ``ANY``."""
+    obj = _value(a.object_kind, a.object, binding)
+    if obj is None and a.object_kind in (_VAR, _WILD):
+        obj = ANY
+    return (a.predicate, _value(a.subject_kind, a.subject, binding), obj)
+
+
 def _ground(a: _Pattern, binding: dict[str, Any]) -> Ground:
     return (a.predicate, _value(a.subject_kind, a.subject, binding), _value(a.object_kind, a.object, binding))
 
@@ -387,6 +459,12 @@ class _Branch:
 def _solve(state: _State, body: _Body, restrict: Restriction) -> Iterator[tuple[Ground, Justification]]:
     """Each way the body holds, as the head it concludes and the justification."""
     for branch in _clauses(state, body, 0, _Branch({}, Truth.TRUE, [], [], []), restrict):
+        if any(isinstance(v, Bound) for v in branch.binding.values()):
+            if any(isinstance(branch.binding.get(v), Bound) for v in body.head.vars):
+                # the head would carry a value known only within bounds: no conclusion, and it stays open
+                _dead_end(state, body, body.head, {k: v for k, v in branch.binding.items() if not isinstance(v, Bound)})
+                continue
+            branch.binding = {k: v for k, v in branch.binding.items() if not isinstance(v, Bound)}
         # Confidences are at most 1, so starting at 1 is min(..., default=1.0).
         weakest = 1.0
         for p in branch.premises:
@@ -419,8 +497,20 @@ def _clauses(state: _State, body: _Body, i: int, branch: _Branch, restrict: Rest
         return
     clause = body.clauses[i]
     if isinstance(clause, _Test):
-        if _compare(clause, branch.binding):
-            yield from _clauses(state, body, i + 1, branch, restrict)
+        truth = _test(clause.op, _operand(clause.left_kind, clause.left, branch.binding, body),
+                      _operand(clause.right_kind, clause.right, branch.binding, body))  # fmt: skip
+        yield from _then(state, body, i, branch, restrict, truth)
+        return
+    if isinstance(clause, _Let):
+        value = _operand(clause.kind, clause.value, branch.binding, body)
+        if clause.var in branch.binding:  # bound already: a test that it equals the value
+            yield from _then(state, body, i, branch, restrict, _test("==", branch.binding[clause.var], value))
+            return
+        yield from _clauses(state, body, i + 1, replace(branch, binding={**branch.binding, clause.var: value}), restrict)
+        return
+    if isinstance(clause, _Aggregate):
+        for after in _aggregate(state, body, clause, branch):
+            yield from _clauses(state, body, i + 1, after, restrict)
         return
     if isinstance(clause, _Negation):
         yield from _negation(state, body, clause.pattern, i, branch, restrict)
@@ -428,6 +518,8 @@ def _clauses(state: _State, body: _Body, i: int, branch: _Branch, restrict: Rest
     a = clause
     only = restrict[1] if restrict is not None and restrict[0] == i else None
     entries = _entries(state, a, branch.binding, only)
+    if state.watch is not None:
+        state.watch.append((_pattern(a, branch.binding), _absence(state, a, branch.binding)))
     usable = [e for e in entries if e.truth != Truth.FALSE]
     derived = a.predicate in state.idb
     for e in usable:
@@ -542,16 +634,112 @@ def _bind(kind: int, term: Any, value: Any, out: dict[str, Any]) -> bool:
     return kind != _CONSTANT or term == value
 
 
-def _compare(c: _Test, binding: dict[str, Any]) -> bool:
-    left, right = _value(c.left_kind, c.left, binding), _value(c.right_kind, c.right, binding)
-    numeric = all(isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) for v in (left, right))
-    if c.op in ("==", "!="):
-        same = left == right and (numeric or type(left) is type(right))
-        return same if c.op == "==" else not same
-    if not numeric and not (isinstance(left, str) and isinstance(right, str)):
-        return False
-    ordered: dict[str, bool] = {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}
-    return ordered[c.op]
+def _operand(kind: int, term: Any, binding: dict[str, Any], body: _Body) -> Any:
+    """A term's or an expression's value on a branch (a ``Bound`` where only bounds are known)."""
+    if kind != _EXPRESSION:
+        return _value(kind, term, binding)
+    left = _operand(_operand_kind(term.left), term.left, binding, body)
+    right = _operand(_operand_kind(term.right), term.right, binding, body)
+    return apply(term.op, left, right, where=body.rule)
+
+
+#: A test's outcome: its truth, and what would settle it when a bound leaves it unknown.
+Tested = tuple[Truth, tuple[Ground, ...]]
+
+
+def _test(op: str, left: Any, right: Any) -> Tested:
+    held = compare(op, left, right)
+    if held is not None:
+        return (Truth.TRUE if held else Truth.FALSE), ()
+    settle = tuple(g for side in (left, right) if isinstance(side, Bound) for g in side.settle)
+    return Truth.UNKNOWN, settle
+
+
+def _then(state: _State, body: _Body, i: int, branch: _Branch, restrict: Restriction, tested: Tested) -> Iterator[_Branch]:
+    """The clauses after a test, on a branch as true as the test left it."""
+    truth, settle = tested
+    if truth == Truth.FALSE:
+        return
+    if truth == Truth.TRUE:
+        yield from _clauses(state, body, i + 1, branch, restrict)
+        return
+    yield from _clauses(
+        state, body, i + 1, replace(branch, truth=min(branch.truth, truth), unresolved=[*branch.unresolved, *settle]), restrict
+    )
+
+
+def _aggregate(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) -> Iterator[_Branch]:
+    """The branch with the aggregate's value bound: exact when its members are all known and
+    every pattern they were found through is closed, else the bound they allow (``gaf.arith``).
+
+    The members are the distinct bindings of the variables its clauses bind, so one
+    proposition counts once however many claims stated it. The premises of the members
+    that hold become the branch's, and, when the value is exact, the closed scopes it
+    relied on its negative premises."""
+    inner = _Body(body.rule, body.head, body.number, 1.0, clause.clauses, ())
+    outer_watch, dead_ends = state.watch, len(state.dead_ends)
+    was_open = set(state.open)
+    state.watch = []
+    members: dict[tuple[Any, ...], _Branch] = {}
+    local = tuple(v for v in clause.binds if v not in branch.binding)  # a member is a binding of these
+    try:
+        for found in _clauses(state, inner, 0, _Branch(dict(branch.binding), Truth.TRUE, [], [], []), None):
+            key = tuple(found.binding.get(v) for v in local)
+            best = members.get(key)
+            if best is None or found.truth > best.truth:
+                members[key] = found
+        watched = state.watch
+        stopped = state.dead_ends[dead_ends:]
+    finally:
+        state.watch = outer_watch
+        del state.dead_ends[dead_ends:]
+        state.open = was_open
+    open_patterns = [g for g, why in watched if why is None]
+    stopped_at = [_pattern(_Pattern.of(a), b) for _, a, b in stopped]
+    complete = not open_patterns and not stopped_at
+    known = [m for m in members.values() if m.truth == Truth.TRUE]
+    maybe = [m for m in members.values() if m.truth == Truth.UNKNOWN]
+
+    def value_of(m: _Branch) -> Any:
+        return None if clause.of is None else _operand(clause.of_kind, clause.of, m.binding, body)
+
+    if any(isinstance(value_of(m), Bound) for m in members.values()):
+        exists: bool | None = None
+        low = high = None
+    else:
+        sign = _sign(state, clause) if clause.kind == "sum" else None
+        exists, low, high = aggregate(
+            clause.kind,  # type: ignore[arg-type]
+            [value_of(m) for m in known], [value_of(m) for m in maybe], complete=complete, sign=sign, where=body.rule,
+        )
+    if exists is False:
+        return  # min or max over nothing: there is no such value
+    settle = tuple(dict.fromkeys([*open_patterns, *stopped_at, *(u for m in maybe for u in m.unresolved)]))
+    value: Any = low if exists and low is not None and low == high else Bound(low, high, settle)
+    premises = [*branch.premises, *(p for m in known for p in m.premises)]
+    negatives = [*branch.negatives, *(n for m in known for n in m.negatives)]
+    if complete and not isinstance(value, Bound):
+        negatives += [why for _, why in watched if why]
+    truth = branch.truth if exists else min(branch.truth, Truth.UNKNOWN)
+    unresolved = branch.unresolved if exists else [*branch.unresolved, *settle]
+    yield _Branch({**branch.binding, clause.var: value}, truth, premises, negatives, unresolved)
+
+
+def _sign(state: _State, clause: _Aggregate) -> Sign | None:
+    """The sign of what a sum adds, from the declared signs of the predicates whose values it reads."""
+    by_var: dict[str, Sign | None] = {}
+    for c in clause.clauses:
+        if isinstance(c, _Pattern) and c.object_kind == _VAR:
+            declared = declared_sign(state.facts, c.predicate)
+            if c.object in by_var and by_var[c.object] != declared:
+                declared = None
+            by_var[c.object] = declared
+    return sign_of(
+        clause.of,
+        lambda v: by_var.get(v),
+        is_var=is_var,
+        parts=lambda e: (e.op, e.left, e.right) if isinstance(e, Arith) else None,
+    )
 
 
 def show(ground: Ground) -> str:
@@ -592,7 +780,8 @@ def holds_grounds(
     derivation rules of the policy when the clauses are a rule body."""
     if not clauses:
         return Truth.TRUE, [], set()
-    condition = _Body("condition@1", _CONDITION, 0, 1.0, tuple(_compiled(c, by_ref or {}) for c in clauses), ())
+    ordered = schedule(clauses, binding, strict=False)  # a published condition is read, not refused, here
+    condition = _Body("condition@1", _CONDITION, 0, 1.0, tuple(_compiled(c, by_ref or {}) for c in ordered), ())
     state = _State(facts=facts, idb=set())
     best: _Branch | None = None
     unknown: set[Ground] = set()

@@ -139,6 +139,11 @@ class UnestablishedPredicate(RuleError):
     """
 
 
+class InvalidArithmetic(RuleError):
+    """Arithmetic a rule asks for that has no exact answer: a division by zero, a sum of
+    text, a result longer than gaf computes exactly. Refused, never rounded or skipped."""
+
+
 # ---------------------------------------------------------------------- policies
 
 

@@ -21,7 +21,7 @@ from gaf.errors import GafError, InvalidRecord, PolicyConflict, RuleError, Unest
 from gaf.ledger import Keyed, load_yaml, read_text, resolve_key, yaml_plain
 from gaf.projection import established_predicates
 from gaf.records import ActionPolicy, Projection, RatifiedPolicy, VerdictRules
-from gaf.rules import Atom, DerivationRule, Not, check_rules, closest
+from gaf.rules import DerivationRule, atoms_of, check_body, check_rules, closest
 from gaf.store.base import GafStore
 
 
@@ -80,7 +80,25 @@ def policy_from_dict(store: GafStore, data: dict[str, Any], *, where: str = "pol
         index = next((i for i, r in enumerate(policy.derivation_rules) if r.ref == rule_ref), None)
         loc = ["derivation_rules", index] if index is not None else []
         raise type(exc)(exc.what, where=f"{_at(where, node, loc)} ({exc.where})" if exc.where else where, hint=exc.hint) from None
+    _check_declared_predicates(policy, where, node)
     return policy
+
+
+def _check_declared_predicates(policy: Projection, where: str, node: Any) -> None:
+    """A sign or a one-value declaration that names a predicate nothing states covers nothing: refused, not ignored."""
+    established = established_predicates(policy)
+    readable = readable_predicates(policy)
+    for field, names, known in (("signs", sorted(policy.signs), readable), ("functional", policy.functional, established)):
+        for predicate in names:
+            if predicate not in known:
+                near = closest(predicate, known)
+                raise UnestablishedPredicate(
+                    f"{field} names {predicate!r}, which "
+                    + ("no trusted source establishes" if field == "functional" else "no trusted source establishes and no rule derives")
+                    + (f"; did you mean {near}?" if near else ""),
+                    where=_at(where, node, [field]),
+                    hint="declare it of a predicate the policy's sources state" if field == "functional" else "name a predicate the policy reads",
+                )
 
 
 def _cite_ratified(store: GafStore, data: dict[str, Any], where: str) -> None:
@@ -168,9 +186,9 @@ def unestablished_predicates(rules: VerdictRules, *policies: Projection) -> list
     found = []
     for rule in rules.rules:
         for clause in rule.condition:
-            inner = clause.not_ if isinstance(clause, Not) else clause
-            if isinstance(inner, Atom) and inner.predicate not in known:
-                found.append(Unestablished(rule.name, inner.predicate, closest(inner.predicate, known)))
+            for inner in atoms_of(clause):
+                if inner.predicate not in known:
+                    found.append(Unestablished(rule.name, inner.predicate, closest(inner.predicate, known)))
     return list(dict.fromkeys(found))
 
 
@@ -301,8 +319,18 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def read_rules(path: str | Path) -> VerdictRules:
-    """Read a verdict rule set from YAML; errors name the file, line and rule."""
-    return _read_model(Path(path), VerdictRules, "verdict rules", "a rules file")
+    """Read a verdict rule set from YAML; errors name the file, line and rule.
+
+    Each condition is checked as a rule body is (``gaf.rules.check_body``), with
+    ``?subject`` and the rule's parameters bound: a variable nothing binds, a division by
+    zero or values that need each other are refused here, before the set is published."""
+    rules = _read_model(Path(path), VerdictRules, "verdict rules", "a rules file")
+    for rule in rules.rules:
+        try:
+            check_body(rule.condition, {"?subject", *(f"?{k}" for k in rule.params)}, f"rule {rule.name}")
+        except RuleError as exc:
+            raise type(exc)(exc.what, where=f"{path}: {exc.where}", hint=exc.hint) from None
+    return rules
 
 
 def read_derivation_rule(path: str | Path) -> DerivationRule:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import date, datetime, timezone
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Annotated
 
 from pydantic import (
@@ -114,8 +114,8 @@ def to_number(value: int | float | Decimal) -> int | Decimal:
         raise ValueError(f"not a finite number: {value!r}")
     if exact == exact.to_integral_value() and abs(exact) <= SAFE_INT:
         return int(exact)
-    normal = exact.normalize()
-    return normal
+    # normalize rounds to its context's precision (28 digits by default): give it every digit there is
+    return exact.normalize(Context(prec=max(len(exact.as_tuple().digits), 1)))
 
 
 def _scalar_in(value: object) -> object:

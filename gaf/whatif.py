@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from gaf.derive import Ground, holds_grounds
+from gaf.derive import Ground, holds_grounds, is_pattern
 from gaf.projection import Evaluated, bind_head, cone_claims, evaluate_over, ground_of, proposition_of
 from gaf.records import (
     Claim,
@@ -204,7 +204,7 @@ def _unknown_premises(rules: VerdictRules, evaluated: Evaluated, subject: str) -
     out = []
     while pending:
         ground = pending.pop(0)
-        if ground in seen or ground[1] is None:
+        if ground in seen or is_pattern(ground):
             continue
         seen.add(ground)
         statable = _statable(ground)

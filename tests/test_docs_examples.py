@@ -96,3 +96,35 @@ def test_records_doc_python_examples_print_what_the_doc_says() -> None:
         run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stderr
         assert run.stdout == documented, f"docs/records.md shows another output for:\n{code}"
+
+
+PROJECTION_SECTIONS = ("Derivation rules", "Arithmetic and aggregates", "One value per subject")
+VERDICTS_DOC = ROOT / "docs" / "verdicts.md"
+
+
+def section_python_examples(doc: str, sections: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The python examples (with their output) under the given ``##`` or ``###`` headings."""
+    headings = [(m.start(), m.group(1)) for m in re.finditer(r"^#{2,3} (.+)$", doc, re.MULTILINE)]
+    fences = list(FENCE.finditer(doc))
+    out = []
+    for block, following in zip(fences, fences[1:]):
+        if block.group(1) != "python" or following.group(1) != "" or doc[block.end():following.start()].strip():
+            continue
+        if [title for start, title in headings if start < block.start()][-1] in sections:
+            out.append((block.group(2), following.group(2)))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("page", "sections", "least"),
+    [(PROJECTION_DOC, PROJECTION_SECTIONS, 3), (VERDICTS_DOC, ("Arithmetic in a condition",), 1)],
+    ids=["projection", "verdicts"],
+)
+def test_the_rule_language_examples_print_what_the_docs_say(page: Path, sections: tuple[str, ...], least: int) -> None:
+    examples = section_python_examples(page.read_text(), sections)
+    assert len(examples) >= least, f"the examples under {', '.join(sections)} were not found in {page.name}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for code, documented in examples:
+        run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout == documented, f"{page.name} shows another output for:\n{code}"

@@ -499,3 +499,117 @@ def contested_premise_with_a_twin() -> World:
                  {"role": "rebuttal", "condition": ["not p2(?subject)"], "qualifier": 1.0}],
         defeats=[], claims=[(1, "p2", "affirmed"), (1, "p2", "denied")],
     )  # fmt: skip
+
+
+# ---------------------------------------------------------------------- worlds of quantities
+
+#: The order a quantity world is about, and the deliveries that may be made against it.
+ORDER = "case:1"
+DELIVERIES = tuple(f"delivery:{k}" for k in range(3))
+#: What the claims make of one atom: accepted (s0 affirms), rejected (s0 denies), unknown
+#: (s1 affirms and denies), or nothing said.
+STATUSES = ("accepted", "rejected", "unknown", "absent")
+
+
+@dataclass(frozen=True)
+class QuantityWorld:
+    """An order, up to three deliveries against it, each delivery's quantities, and a policy
+    that may declare the deliveries and the quantities complete and their values non-negative.
+
+    ``delivered[k]`` is what the claims make of ``delivered(delivery:k, case:1)``;
+    ``quantities[k]`` lists (value, status) for ``qty(delivery:k, value)``."""
+
+    delivered: tuple[str, ...]
+    quantities: tuple[tuple[tuple[int, str], ...], ...]
+    closed: frozenset[str]
+    signed: bool
+
+    def claims(self) -> list[Claim]:
+        spoken = [(ORDER, "order", "s0", "affirmed", {})]
+        for k, status in enumerate(self.delivered):
+            spoken += _spoken(DELIVERIES[k], "delivered", status, {"object": ORDER})
+            for value, qty_status in self.quantities[k]:
+                spoken += _spoken(DELIVERIES[k], "qty", qty_status, {"value": value})
+        return [said(SOURCES[int(source[1])], [statement(p, polarity, argument, subject=subject)], n)
+                for n, (subject, p, source, polarity, argument) in enumerate(spoken)]  # fmt: skip
+
+    def policy(self, rules: list[dict[str, Any]]) -> Projection:
+        trust = [{"source": SOURCES[0], "predicates": ["delivered", "order", "qty"], "authoritative": True},
+                 {"source": SOURCES[1], "predicates": ["delivered", "order", "qty"]}]  # fmt: skip
+        completeness = [{"source": SOURCES[0], "predicate": p, "subject": "*", "valid": VALID, "as_of": "2026-07-10T00:00:00Z"}
+                        for p in sorted(self.closed)]  # fmt: skip
+        return Projection(name="quantities", version=1, question="is the order delivered?", trust=trust,
+                          completeness=completeness, derivation_rules=rules, conclusions=[r["name"] for r in rules],
+                          signs={"qty": "non-negative"} if self.signed else {})  # fmt: skip
+
+
+def _spoken(subject: str, predicate: str, status: str, argument: Argument) -> list[tuple[str, str, str, str, Argument]]:
+    """The statements that give an atom its status: (subject, predicate, source, polarity, argument)."""
+    if status == "accepted":
+        return [(subject, predicate, "s0", "affirmed", argument)]
+    if status == "rejected":
+        return [(subject, predicate, "s0", "denied", argument)]
+    if status == "unknown":
+        return [(subject, predicate, "s1", "affirmed", argument), (subject, predicate, "s1", "denied", argument)]
+    return []
+
+
+@st.composite
+def quantity_world(draw) -> QuantityWorld:
+    """A random quantity world: each delivery's status, one or two quantities each with its
+    own status, which of ``delivered`` and ``qty`` are declared complete, and whether the
+    policy declares quantities non-negative (values may then be negative only when it does not)."""
+    signed = draw(st.booleans())
+    values = st.integers(0, 9) if signed else st.integers(-3, 9)
+    n = draw(st.integers(0, len(DELIVERIES)))
+    delivered = tuple(draw(st.sampled_from(STATUSES)) for _ in range(n))
+    quantities = tuple(
+        tuple(draw(st.lists(st.tuples(values, st.sampled_from(STATUSES)), max_size=2, unique_by=lambda q: q[0])))
+        for _ in range(n)
+    )
+    closed = frozenset(draw(st.sets(st.sampled_from(["delivered", "qty"]))))
+    return QuantityWorld(delivered, quantities, closed, signed)
+
+
+# ---------------------------------------------------------------------- worlds of one-valued predicates
+
+#: How one value of a one-valued predicate is spoken of: s0 (authoritative) affirms it, s1
+#: (trusted) affirms it, s1 both affirms and denies it, s0 denies it.
+VOICES = ("authoritative", "trusted", "contested", "denied")
+PAYMENT = "payment:1"
+
+
+@dataclass(frozen=True)
+class OneValueWorld:
+    """A payment whose ``amount`` takes one value, and what is said of up to three values."""
+
+    said: tuple[tuple[int, str], ...]
+
+    def claims(self) -> list[Claim]:
+        spoken = [("s0", PAYMENT, "payment", "affirmed", {})]
+        for value, voice in self.said:
+            argument = {"value": value}
+            if voice == "authoritative":
+                spoken.append(("s0", PAYMENT, "amount", "affirmed", argument))
+            elif voice == "trusted":
+                spoken.append(("s1", PAYMENT, "amount", "affirmed", argument))
+            elif voice == "contested":
+                spoken += [("s1", PAYMENT, "amount", "affirmed", argument), ("s1", PAYMENT, "amount", "denied", argument)]
+            else:
+                spoken.append(("s0", PAYMENT, "amount", "denied", argument))
+        return [said(SOURCES[int(source[1])], [statement(p, polarity, argument, subject=subject)], n)
+                for n, (source, subject, p, polarity, argument) in enumerate(spoken)]  # fmt: skip
+
+    def policy(self, rules: list[dict[str, Any]] | None = None) -> Projection:
+        trust = [{"source": SOURCES[0], "predicates": ["amount", "payment"], "authoritative": True},
+                 {"source": SOURCES[1], "predicates": ["amount"]}]  # fmt: skip
+        rules = rules or []
+        return Projection(name="one-value", version=1, question="what was paid?", trust=trust, functional=["amount"],
+                          derivation_rules=rules, conclusions=[r["name"] for r in rules])  # fmt: skip
+
+
+@st.composite
+def one_value_world(draw) -> OneValueWorld:
+    """Up to three values of the payment's amount, each spoken of in one of the ``VOICES``."""
+    said_of = draw(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(VOICES)), max_size=3, unique_by=lambda s: s[0]))
+    return OneValueWorld(tuple(said_of))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from gaf.derive import Conclusions, Entry, Ground, Justification, Truth, evaluate_rules, show
+from gaf.derive import Conclusions, Entry, Ground, Justification, Truth, evaluate_rules, is_pattern, show
 from gaf.errors import InvalidRecord
 from gaf.projection.cone import cone_claims, program_of
 from gaf.projection.facts import PolicyFacts, evaluated_entries, ground_of, proposition_of
@@ -200,7 +200,7 @@ def _candidates(
         if j.truth == Truth.UNKNOWN:
             unresolved[prop.id] = prop
             for u in j.unresolved:
-                if u[1] is None:
+                if is_pattern(u):
                     continue  # a pattern (not credit(_, x)), not one proposition: kept in the trace
                 up = proposition_of(u)
                 unresolved.setdefault(up.id, up)

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from gaf.arith import Sign
 from gaf.derive import Entry, Ground, Truth, holds
 from gaf.projection.cone import program_of
 from gaf.projection.weighing import closed_scopes
@@ -31,9 +32,20 @@ class PolicyFacts:
     """
 
     def __init__(self, policy: Projection, entries: Iterable[Entry], as_of: datetime):
+        self.policy = policy
         self.by_pred: dict[str, list[Entry]] = defaultdict(list)
+        # by (predicate, subject) and (predicate, object): a pattern with a bound argument is a lookup, not a scan
+        self.by_subject: dict[tuple[str, Any], list[Entry]] = defaultdict(list)
+        self.by_object: dict[tuple[str, Any], list[Entry]] = defaultdict(list)
+        #: for each functional predicate and subject, the values accepted, with their evidence
+        self.values: dict[tuple[str, Any], dict[Any, str | None]] = defaultdict(dict)
+        functional = set(policy.functional)
         for e in entries:
             self.by_pred[e.ground[0]].append(e)
+            self.by_subject[(e.ground[0], e.ground[1])].append(e)
+            self.by_object[(e.ground[0], e.ground[2])].append(e)
+            if e.ground[0] in functional and e.truth == Truth.TRUE:
+                self.values[(e.ground[0], e.ground[1])][e.ground[2]] = e.evidence
         self.program = program_of(policy)
         self.derived = set(self.program.heads)
         self._rules = sorted(self.program.rules, key=lambda r: r.ref)
@@ -41,10 +53,33 @@ class PolicyFacts:
         self.declarations, self.ignored = closed_scopes(policy, as_of)
 
     def match(self, predicate: str, subject: Any, obj: Any) -> list[Entry]:
-        return [
-            e for e in self.by_pred.get(predicate, [])
+        if subject is not None:
+            candidates = self.by_subject.get((predicate, subject), [])
+        elif obj is not None:
+            candidates = self.by_object.get((predicate, obj), [])
+        else:
+            candidates = self.by_pred.get(predicate, [])
+        found = [
+            e for e in candidates
             if (subject is None or e.ground[1] == subject) and (obj is None or e.ground[2] == obj)
         ]  # fmt: skip
+        if predicate not in self.policy.functional:
+            return found
+        # One value per subject: once one is accepted, every other is false, and says which fact made it so.
+        found = [self._one_value(e) for e in found]
+        if not found and subject is not None and obj is not None and self.values.get((predicate, subject)):
+            found = [self._one_value(Entry((predicate, subject, obj), Truth.UNKNOWN))]
+        return found
+
+    def _one_value(self, e: Entry) -> Entry:
+        accepted = self.values.get((e.ground[0], e.ground[1]))
+        if e.truth == Truth.TRUE or not accepted or e.ground[2] in accepted:
+            return e
+        return Entry(e.ground, Truth.FALSE, next(iter(accepted.values())))
+
+    def sign(self, predicate: str) -> Sign | None:
+        """What the policy declares of the predicate's values (``signs``), if anything."""
+        return self.policy.signs.get(predicate)
 
     def closed(self, predicate: str, subject: Any, obj: Any) -> str | None:
         if predicate in self.derived:
@@ -55,6 +90,8 @@ class PolicyFacts:
         for d in self.declarations:
             if d.covers(predicate, subject, obj):
                 return d.id
+        if subject is not None and self.values.get((predicate, subject)):
+            return ""  # a functional predicate with its one value accepted: no other value holds
         return None
 
     def _may_derive(self, predicate: str, subject: Any, obj: Any) -> bool:

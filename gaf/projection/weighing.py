@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from decimal import Decimal
 from typing import Any
 
 from gaf.derive import Ground
@@ -32,7 +33,7 @@ from gaf.records import (
     Projection,
     Proposition,
 )
-from gaf.types import format_instant
+from gaf.types import format_instant, number_text
 
 
 def evaluate_claims(policy: Projection, claims: Iterable[Claim]) -> tuple[list[Evaluation], list[Exclusion]]:
@@ -65,7 +66,75 @@ def evaluate_claims(policy: Projection, claims: Iterable[Claim]) -> tuple[list[E
                 ex = Exclusion.shared(claim=claim.id, proposition=prop.id, projection=policy.id, reason=why)
                 exclusions[ex.id] = ex
     evaluations = [ev for twins in _weighed_together(stated) for ev in _evaluate(policy, twins)]
+    if policy.functional:
+        evaluations = _one_value(policy, evaluations, stated)
     return sorted(evaluations, key=lambda e: e.proposition), [exclusions[k] for k in sorted(exclusions)]
+
+
+def _one_value(
+    policy: Projection, evaluations: list[Evaluation], stated: dict[str, tuple[Proposition, list[tuple[Claim, Polarity]]]]
+) -> list[Evaluation]:
+    """A functional predicate takes one value per subject at a time: where two different values
+    of one are accepted over overlapping valid times, that is a conflict, settled by the policy's
+    conflict rules as any other — an authoritative source's value wins over the others (or, under
+    corroboration, the value more sources affirm) — and left unknown, both, when they do not
+    settle it. Never silently both."""
+    functional = set(policy.functional)
+    authoritative = {t.source for t in policy.trust if t.authoritative}
+    by_subject: dict[tuple[str, str], list[Evaluation]] = defaultdict(list)
+    for ev in evaluations:
+        prop = stated[ev.proposition][0]
+        if ev.outcome == Outcome.accepted and prop.predicate in functional:
+            by_subject[(prop.predicate, prop.subject)].append(ev)
+    changed: dict[str, Evaluation] = {}
+    for (predicate, _), accepted in sorted(by_subject.items()):
+        clashing = [ev for ev in accepted if any(_clash(stated[ev.proposition][0], stated[o.proposition][0]) for o in accepted)]
+        if not clashing:
+            continue
+        conflict = _conflict_for(policy, predicate)
+
+        def weight(ev: Evaluation) -> tuple[bool, int]:
+            sources = {c.source for c, polarity in stated[ev.proposition][1] if polarity == Polarity.affirmed}
+            return bool(sources & authoritative), len(sources)
+
+        weights = {ev.id: weight(ev) for ev in clashing}
+        if conflict.strategy == ConflictStrategy.authoritative_wins:
+            winners = [ev for ev in clashing if weights[ev.id][0]]
+        elif conflict.strategy == ConflictStrategy.corroboration:
+            most = max(n for _, n in weights.values())
+            winners = [ev for ev in clashing if weights[ev.id][1] == most]
+        else:
+            winners = []
+        values = ", ".join(sorted(_target_text(stated[ev.proposition][0]) for ev in clashing))
+        for ev in clashing:
+            if len(winners) == 1 and ev.id != winners[0].id:
+                won = _target_text(stated[winners[0].proposition][0])
+                outcome, reason = Outcome.rejected, f"{predicate} takes one value, and {values} were each accepted: {won} wins by the conflict rules"
+            elif len(winners) == 1:
+                continue
+            else:
+                outcome, reason = Outcome.unknown, f"conflict: {predicate} takes one value, and {values} are each accepted"
+            changed[ev.id] = Evaluation.shared(
+                proposition=ev.proposition, projection=ev.projection, outcome=outcome, reason=reason,
+                supporting=ev.supporting, refuting=ev.refuting,
+            )  # fmt: skip
+    return [changed.get(ev.id, ev) for ev in evaluations]
+
+
+def _clash(a: Proposition, b: Proposition) -> bool:
+    """Two values of one predicate for one subject, over valid times that overlap (none: always)."""
+    if ground_of(a) == ground_of(b):
+        return False
+    if a.valid is None or b.valid is None:
+        return True
+    starts_before_b_ends = a.valid.start is None or b.valid.end is None or a.valid.start < b.valid.end
+    starts_before_a_ends = b.valid.start is None or a.valid.end is None or b.valid.start < a.valid.end
+    return starts_before_b_ends and starts_before_a_ends
+
+
+def _target_text(p: Proposition) -> str:
+    target = ground_of(p)[2]
+    return str(target) if not isinstance(target, (int, Decimal)) or isinstance(target, bool) else number_text(target)
 
 
 def _weighed_together(

@@ -12,6 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, PositiveInt, model_validator
 
+from gaf.arith import Sign
 from gaf.records.base import Record
 from gaf.records.ledger import CompletenessDeclaration
 from gaf.rules import DerivationRule
@@ -96,6 +97,10 @@ class Projection(Record):
     conflict: ConflictPolicy = ConflictPolicy()
     evaluation_rules: list[EvaluationRule] = []
     derivation_rules: list[DerivationRule] = []
+    #: what the values of a predicate are known to be, so a sum over an open scope still has a bound
+    signs: dict[Key, Sign] = {}
+    #: predicates that take one value per subject at a time (an amount, a date, a status)
+    functional: list[Key] = []
     implementation: Key = "gaf-projection/1"
     revises: Ref | None = None
     ratified: list[Ref] = []
