@@ -496,24 +496,8 @@ def _clauses(state: _State, body: _Body, i: int, branch: _Branch, restrict: Rest
         yield branch
         return
     clause = body.clauses[i]
-    if isinstance(clause, _Test):
-        truth = _test(clause.op, _operand(clause.left_kind, clause.left, branch.binding, body),
-                      _operand(clause.right_kind, clause.right, branch.binding, body))  # fmt: skip
-        yield from _then(state, body, i, branch, restrict, truth)
-        return
-    if isinstance(clause, _Let):
-        value = _operand(clause.kind, clause.value, branch.binding, body)
-        if clause.var in branch.binding:  # bound already: a test that it equals the value
-            yield from _then(state, body, i, branch, restrict, _test("==", branch.binding[clause.var], value))
-            return
-        yield from _clauses(state, body, i + 1, replace(branch, binding={**branch.binding, clause.var: value}), restrict)
-        return
-    if isinstance(clause, _Aggregate):
-        for after in _aggregate(state, body, clause, branch):
-            yield from _clauses(state, body, i + 1, after, restrict)
-        return
-    if isinstance(clause, _Negation):
-        yield from _negation(state, body, clause.pattern, i, branch, restrict)
+    if type(clause) is not _Pattern:  # atoms are most clauses: they pass one test, not five
+        yield from _special(state, body, clause, i, branch, restrict)
         return
     a = clause
     only = restrict[1] if restrict is not None and restrict[0] == i else None
@@ -546,6 +530,29 @@ def _clauses(state: _State, body: _Body, i: int, branch: _Branch, restrict: Rest
         _Branch(branch.binding, min(branch.truth, Truth.UNKNOWN), branch.premises, branch.negatives, [*branch.unresolved, ground]),
         restrict,
     )  # fmt: skip
+
+
+def _special(state: _State, body: _Body, clause: _Compiled, i: int, branch: _Branch, restrict: Restriction) -> Iterator[_Branch]:
+    """A clause that is not an atom: a test, a computed value, an aggregate, a negation."""
+    if isinstance(clause, _Test):
+        truth = _test(clause.op, _operand(clause.left_kind, clause.left, branch.binding, body),
+                      _operand(clause.right_kind, clause.right, branch.binding, body))  # fmt: skip
+        yield from _then(state, body, i, branch, restrict, truth)
+        return
+    if isinstance(clause, _Let):
+        value = _operand(clause.kind, clause.value, branch.binding, body)
+        if clause.var in branch.binding:  # bound already: a test that it equals the value
+            yield from _then(state, body, i, branch, restrict, _test("==", branch.binding[clause.var], value))
+            return
+        yield from _clauses(state, body, i + 1, replace(branch, binding={**branch.binding, clause.var: value}), restrict)
+        return
+    if isinstance(clause, _Aggregate):
+        for after in _aggregate(state, body, clause, branch):
+            yield from _clauses(state, body, i + 1, after, restrict)
+        return
+    if isinstance(clause, _Negation):
+        yield from _negation(state, body, clause.pattern, i, branch, restrict)
+        return
 
 
 def _negation(state: _State, body: _Body, a: _Pattern, i: int, branch: _Branch, restrict: Restriction) -> Iterator[_Branch]:
