@@ -19,12 +19,12 @@ Pure: no records, no store; the evaluator (``gaf.derive``) calls it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_EVEN, Context, Decimal, DivisionByZero, Inexact, InvalidOperation, Overflow
 from typing import Any, Literal
 
 from gaf.errors import InvalidArithmetic
-from gaf.types import to_number
+from gaf.types import Quantity, to_number
 
 #: Significant digits a quotient keeps (IEEE 754 decimal128), rounded half to even.
 DIVISION_DIGITS = 34
@@ -53,11 +53,64 @@ class Bound:
     low: End
     high: End
     settle: tuple[tuple[str, Any, Any], ...] = ()
+    #: the unit both ends are in, if any
+    unit: str | None = None
 
     def __str__(self) -> str:
         low = "-∞" if self.low is None else str(self.low)
         high = "∞" if self.high is None else str(self.high)
-        return f"[{low}, {high}]"
+        return f"[{low}, {high}]" + (f" {self.unit}" if self.unit else "")
+
+
+def unit_of(value: Any) -> str | None:
+    """The unit a value is in (a ``Quantity``'s, a bound's), None for a plain number or text."""
+    return value.unit if isinstance(value, (Quantity, Bound)) else None
+
+
+def _bare(value: Any) -> Any:
+    """A value without its unit: a quantity's amount, a bound's ends."""
+    if isinstance(value, Quantity):
+        return value.amount
+    if isinstance(value, Bound) and value.unit is not None:
+        return replace(value, unit=None)
+    return value
+
+
+def _in(unit: str | None, value: Any) -> Any:
+    """A bare result put back in its unit."""
+    if unit is None:
+        return value
+    if isinstance(value, Bound):
+        return replace(value, unit=unit)
+    return Quantity(amount=value, unit=unit)
+
+
+def _shown(value: Any) -> str:
+    return str(value)
+
+
+def _result_unit(op: Operator, left: Any, right: Any, where: str) -> str | None:
+    """The unit of ``left op right``, or the refusal: arithmetic across units is an error, not a number."""
+    lu, ru = unit_of(left), unit_of(right)
+    if lu is None and ru is None:
+        return None
+    if op in ("+", "-"):
+        if lu != ru:
+            raise InvalidArithmetic(
+                f"mixed units: {_shown(left)} {op} {_shown(right)}",
+                where=where,
+                hint="add and subtract amounts of one unit; write a plain number with its unit (1000 EUR)",
+            )
+        return lu
+    if op == "*":
+        if lu is not None and ru is not None:
+            raise InvalidArithmetic(f"{_shown(left)} * {_shown(right)} multiplies two units", where=where,
+                                    hint="multiply an amount by a plain number (a quantity, a rate)")  # fmt: skip
+        return lu or ru
+    if ru is not None and lu != ru:
+        raise InvalidArithmetic(f"mixed units: {_shown(left)} / {_shown(right)}", where=where,
+                                hint="divide an amount by a plain number, or by an amount of its own unit (a ratio)")  # fmt: skip
+    return None if ru is not None else lu
 
 
 def is_number(value: object) -> bool:
@@ -74,11 +127,20 @@ def _exact(value: Any, where: str) -> Number:
     return to_number(value)
 
 
-def apply(op: Operator, left: Any, right: Any, *, where: str = "") -> Number | Bound:
+def apply(op: Operator, left: Any, right: Any, *, where: str = "") -> Number | Bound | Quantity:
     """``left op right``, exactly; over a bound, the interval of every result it allows.
 
     Division by zero is refused (``InvalidArithmetic``), as is a result longer than
-    ``EXACT_DIGITS`` digits: a rule never gets a number it did not ask for."""
+    ``EXACT_DIGITS`` digits, and arithmetic across units: a rule never gets a number it did
+    not ask for. An amount keeps its unit (25 EUR * 2 is 50 EUR; 50 EUR / 25 EUR is 2)."""
+    unit = _result_unit(op, left, right, where)
+    bare = _apply(op, _bare(left), _bare(right), where)
+    if unit is None:
+        return bare
+    return replace(bare, unit=unit) if isinstance(bare, Bound) else Quantity(amount=bare, unit=unit)
+
+
+def _apply(op: Operator, left: Any, right: Any, where: str) -> Number | Bound:
     if isinstance(left, Bound) or isinstance(right, Bound):
         return _apply_bounds(op, _interval(left, where), _interval(right, where), where)
     a, b = _exact(left, where), _exact(right, where)
@@ -147,11 +209,20 @@ def _bound(low: Decimal, high: Decimal, settle: tuple[Any, ...]) -> Number | Bou
     return Bound(lo, hi, settle)
 
 
-def compare(op: str, left: Any, right: Any) -> bool | None:
+def compare(op: str, left: Any, right: Any, *, where: str = "") -> bool | None:
     """Whether ``left op right`` holds: True, False, or None when a bound leaves it open.
 
     Numbers compare by value (25 == 25.00); text with text; ``==`` between a number and
-    text is false, and ordering them is false, as it always was for plain terms."""
+    text is false, and ordering them is false, as it always was for plain terms. Amounts
+    compare within one unit: 25 EUR == 25 USD is false, and ordering them is refused."""
+    lu, ru = unit_of(left), unit_of(right)
+    if lu is not None or ru is not None:
+        if lu != ru:
+            if op in ("==", "!="):
+                return op == "!="
+            raise InvalidArithmetic(f"cannot order {_shown(left)} and {_shown(right)}: mixed units", where=where,
+                                    hint="compare amounts of one unit; write a plain number with its unit (1000 EUR)")  # fmt: skip
+        left, right = _bare(left), _bare(right)
     if not isinstance(left, Bound) and not isinstance(right, Bound):
         return _plain(op, left, right)
     al, ah = (left.low, left.high) if isinstance(left, Bound) else (left, left)
@@ -199,6 +270,8 @@ def sign_of(expr: Any, var_sign: Callable[[str], Sign | None], *, is_var: Callab
     if split is None:
         if is_var(expr):
             return var_sign(expr)
+        if isinstance(expr, Quantity):
+            expr = expr.amount
         if is_number(expr):
             return "non-negative" if expr >= 0 else "non-positive"
         return None
@@ -212,6 +285,21 @@ def sign_of(expr: Any, var_sign: Callable[[str], Sign | None], *, is_var: Callab
     if op == "-":
         b = "non-positive" if b == "non-negative" else "non-negative"
     return a if a == b else None
+
+
+def bare_members(values: Sequence[Any], where: str) -> tuple[list[Any], str | None]:
+    """Members' values without their unit, and the one unit they share (an aggregate across units is refused)."""
+    units = {unit_of(v) for v in values}
+    if len(units) > 1:
+        shown = ", ".join(sorted(u or "no unit" for u in units))
+        raise InvalidArithmetic(f"an aggregate over mixed units ({shown})", where=where,
+                                hint="aggregate amounts of one unit: narrow the members with a comparison or a unit in the pattern")  # fmt: skip
+    return [_bare(v) for v in values], (units.pop() if units else None)
+
+
+def in_unit(unit: str | None, value: Any) -> Any:
+    """A bare number or bound put back in its unit (the inverse of ``bare_members``)."""
+    return _in(unit, value)
 
 
 def aggregate(kind: Kind, known: Sequence[Any], possible: Sequence[Any], *, complete: bool, sign: Sign | None, where: str = "") -> tuple[bool | None, End, End]:

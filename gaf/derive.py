@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any, Literal, Protocol
 
-from gaf.arith import Bound, Sign, aggregate, apply, compare, sign_of
+from gaf.arith import Bound, Sign, aggregate, apply, bare_members, compare, in_unit, sign_of
 from gaf.records import statement_text
 from gaf.rules import (
     Aggregate,
@@ -536,13 +536,13 @@ def _special(state: _State, body: _Body, clause: _Compiled, i: int, branch: _Bra
     """A clause that is not an atom: a test, a computed value, an aggregate, a negation."""
     if isinstance(clause, _Test):
         truth = _test(clause.op, _operand(clause.left_kind, clause.left, branch.binding, body),
-                      _operand(clause.right_kind, clause.right, branch.binding, body))  # fmt: skip
+                      _operand(clause.right_kind, clause.right, branch.binding, body), body.rule)  # fmt: skip
         yield from _then(state, body, i, branch, restrict, truth)
         return
     if isinstance(clause, _Let):
         value = _operand(clause.kind, clause.value, branch.binding, body)
         if clause.var in branch.binding:  # bound already: a test that it equals the value
-            yield from _then(state, body, i, branch, restrict, _test("==", branch.binding[clause.var], value))
+            yield from _then(state, body, i, branch, restrict, _test("==", branch.binding[clause.var], value, body.rule))
             return
         yield from _clauses(state, body, i + 1, replace(branch, binding={**branch.binding, clause.var: value}), restrict)
         return
@@ -654,8 +654,8 @@ def _operand(kind: int, term: Any, binding: dict[str, Any], body: _Body) -> Any:
 Tested = tuple[Truth, tuple[Ground, ...]]
 
 
-def _test(op: str, left: Any, right: Any) -> Tested:
-    held = compare(op, left, right)
+def _test(op: str, left: Any, right: Any, where: str = "") -> Tested:
+    held = compare(op, left, right, where=where)
     if held is not None:
         return (Truth.TRUE if held else Truth.FALSE), ()
     settle = tuple(g for side in (left, right) if isinstance(side, Bound) for g in side.settle)
@@ -710,19 +710,22 @@ def _aggregate(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) 
     def value_of(m: _Branch) -> Any:
         return None if clause.of is None else _operand(clause.of_kind, clause.of, m.binding, body)
 
+    unit = None
     if any(isinstance(value_of(m), Bound) for m in members.values()):
         exists: bool | None = None
         low = high = None
     else:
         sign = _sign(state, clause) if clause.kind == "sum" else None
+        values, unit = bare_members([value_of(m) for m in [*known, *maybe]], body.rule) if clause.of is not None else ([], None)
         exists, low, high = aggregate(
             clause.kind,  # type: ignore[arg-type]
-            [value_of(m) for m in known], [value_of(m) for m in maybe], complete=complete, sign=sign, where=body.rule,
-        )
+            values[: len(known)] if values else [None] * len(known), values[len(known):] if values else [None] * len(maybe),
+            complete=complete, sign=sign, where=body.rule,
+        )  # fmt: skip
     if exists is False:
         return  # min or max over nothing: there is no such value
     settle = tuple(dict.fromkeys([*open_patterns, *stopped_at, *(u for m in maybe for u in m.unresolved)]))
-    value: Any = low if exists and low is not None and low == high else Bound(low, high, settle)
+    value: Any = in_unit(unit, low) if exists and low is not None and low == high else Bound(low, high, settle, unit)
     premises = [*branch.premises, *(p for m in known for p in m.premises)]
     negatives = [*branch.negatives, *(n for m in known for n in m.negatives)]
     if complete and not isinstance(value, Bound):

@@ -157,7 +157,7 @@ def _jsonl_items(text: str, name: str) -> Iterator[Item]:
 #: CSV columns of a claim with one statement per row.
 CSV_COLUMNS = (
     "source", "observer", "observed_at", "recorded_at", "transformation", "scope",
-    "subject", "predicate", "object", "value", "valid_from", "valid_to", "polarity",
+    "subject", "predicate", "object", "value", "unit", "currency", "valid_from", "valid_to", "polarity",
     "payload_digest", "failure_modes",
 )  # fmt: skip
 
@@ -181,7 +181,7 @@ def _csv_items(text: str, name: str) -> Iterator[Item]:
 
 def _claim_from_row(row: dict[str, str]) -> dict[str, Any]:
     """A claim with one statement from a flat CSV row."""
-    statement: dict[str, Any] = {k: row.pop(k) for k in ("subject", "predicate", "object", "polarity") if k in row}
+    statement: dict[str, Any] = {k: row.pop(k) for k in ("subject", "predicate", "object", "unit", "currency", "polarity") if k in row}
     if "value" in row:
         statement["value"] = _csv_value(row.pop("value"))
     valid = {k: row.pop(f"valid_{k}") for k in ("from", "to") if f"valid_{k}" in row}

@@ -31,9 +31,10 @@ from pydantic import BeforeValidator, ConfigDict, Field, PositiveInt, Validation
 
 from gaf.arith import is_number
 from gaf.errors import InvalidArithmetic, InvalidValue, RuleError, UnestablishedPredicate
-from gaf.types import Key, Scalar, Text, Value, number_text, to_number
+from gaf.types import Key, Quantity, Scalar, Text, Value, number_text, to_number
 
-Term = Scalar
+#: A term: a variable, ``_``, or a constant — text, a boolean, an exact number, an amount in a unit (``25 EUR``).
+Term = Scalar | Quantity
 
 COMPARATORS = ("==", "!=", "<=", ">=", "<", ">")
 
@@ -490,7 +491,21 @@ def _operand(tokens: list[Token]) -> tuple[Operand, list[Token]]:
         raise ValueError(f"expected a value before {tokens[0][1]!r}")
     if len(tokens) > 1 and tokens[1] == ("punct", "("):
         raise ValueError(f"{tokens[0][1]}(...) is an atom: an atom is a clause of its own, not a value")
-    return _term(tokens[0]), tokens[1:]
+    return _with_unit(_term(tokens[0]), tokens[1:])
+
+
+_UNIT = re.compile(r"^[A-Za-z%][A-Za-z0-9_/%]*$")
+_KEYWORDS = ("over", "not", "true", "false", *_AGGREGATES)
+
+
+def _with_unit(term: Term, tokens: list[Token]) -> tuple[Term, list[Token]]:
+    """A number followed by a unit word (``1000 EUR``) is one amount; anything else is left as it was."""
+    if (
+        isinstance(term, (int, Decimal)) and not isinstance(term, bool) and tokens and tokens[0][0] == "word"
+        and _UNIT.match(tokens[0][1]) and tokens[0][1] not in _KEYWORDS
+    ):  # fmt: skip
+        return Quantity(amount=term, unit=tokens[0][1]), tokens[1:]
+    return term, tokens
 
 
 def _args(tokens: list[Token]) -> tuple[list[Term], list[Token]]:
@@ -498,8 +513,8 @@ def _args(tokens: list[Token]) -> tuple[list[Term], list[Token]]:
     while True:
         if tokens[0] == ("punct", ")"):
             return args, tokens[1:]
-        args.append(_term(tokens[0]))
-        tokens = tokens[1:]
+        term, tokens = _with_unit(_term(tokens[0]), tokens[1:])
+        args.append(term)
         if tokens[0] == ("punct", ","):
             tokens = tokens[1:]
         elif tokens[0][0] == "word" and tokens[0][1] in _ARITHMETIC:
@@ -546,6 +561,8 @@ def _show(term: Term) -> str:
         return '"' + term.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(term, (int, Decimal)):
         return number_text(term)
+    if isinstance(term, Quantity):
+        return str(term)
     return repr(term)
 
 

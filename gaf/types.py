@@ -159,6 +159,30 @@ class Value(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+#: A unit or currency: ``EUR``, ``kg``, ``m/s``, ``%``.
+Unit = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z%][A-Za-z0-9_/%]*$")]
+
+
+def _amount(value: object) -> object:
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        raise ValueError(f"an amount is a number, not {value!r}")
+    return to_number(value)
+
+
+class Quantity(Value):
+    """An amount in a unit — ``25.00 EUR``, ``12 kg`` — as one value: 25 EUR is not 25 USD,
+    and arithmetic across units is refused (``gaf.arith``), never a number.
+
+    A statement carries one as its value and ``unit`` (``currency`` is the same field);
+    rules read and write it as ``25 EUR``."""
+
+    amount: Annotated[int | Decimal, BeforeValidator(_amount), PlainSerializer(_scalar_out, when_used="json")]
+    unit: Unit
+
+    def __str__(self) -> str:
+        return f"{number_text(self.amount)} {self.unit}"
+
+
 class Interval(Value):
     """A half-open period [start, end) of valid time; an open end is unbounded."""
 

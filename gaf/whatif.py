@@ -52,7 +52,7 @@ class Change:
     why: str
 
     def describe(self) -> str:
-        stmts = "; ".join(statement_text(s.predicate, s.subject, s.object, s.value, denied=s.polarity == "denied")
+        stmts = "; ".join(statement_text(s.predicate, s.subject, s.object, s.value, denied=s.polarity == "denied", unit=s.unit)
                           for s in self.claim.statements)  # fmt: skip
         return f"{self.kind} {stmts}" + (f" [{self.claim.id}]" if self.kind == "retract" else "") + f" — {self.why}"
 
@@ -284,7 +284,7 @@ def _candidates(policy: Projection, rules: VerdictRules, closure: Closure, claim
     def add(p: Proposition, polarity: str, why: str) -> None:
         if p.predicate in derived:
             return  # the rules decide it, not a claim
-        st = {"subject": p.subject, "predicate": p.predicate, "object": p.object, "value": p.value, "polarity": polarity,
+        st = {"subject": p.subject, "predicate": p.predicate, "object": p.object, "value": p.value, "unit": p.unit, "polarity": polarity,
               "valid": p.valid.model_dump(mode="json") if p.valid else None}  # the same proposition, interval included
         for source in trusted.get(p.predicate, ()):
             out.append(Change("add", _hypothesis(source, st, closure.as_of), why))

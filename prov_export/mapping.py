@@ -108,7 +108,7 @@ class Mapper:
     def _proposition(self, s: URIRef, p: r.Proposition) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Entity
         yield s, RDF.type, GAF.Proposition
-        yield s, RDFS.label, Literal(r.statement_text(p.predicate, p.subject, p.object, p.value))
+        yield s, RDFS.label, Literal(r.statement_text(p.predicate, p.subject, p.object, p.value, unit=p.unit))
 
     def _completeness(self, s: URIRef, d: r.CompletenessDeclaration) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Entity

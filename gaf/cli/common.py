@@ -197,7 +197,7 @@ def summary(record: Record) -> str:
 
 def statement_text(s: Any) -> str:
     """A statement or proposition as people read it (``gaf.records.ledger.statement_text``)."""
-    return ledger_text(s.predicate, s.subject, s.object, s.value, denied=getattr(s, "polarity", None) == "denied")
+    return ledger_text(s.predicate, s.subject, s.object, s.value, denied=getattr(s, "polarity", None) == "denied", unit=getattr(s, "unit", None))
 
 
 def warn_ignored(ignored: Sequence[IgnoredDeclaration]) -> None:

@@ -20,6 +20,7 @@ from gaf.projection.weighing import closed_scopes
 from gaf.projection.weighing import ground_of as ground_of  # weighed by it there, read by it here: one definition
 from gaf.records import Evaluation, Outcome, Projection, Proposition
 from gaf.rules import Atom
+from gaf.types import Quantity
 
 
 class PolicyFacts:
@@ -144,4 +145,6 @@ def proposition_of(ground: Ground) -> Proposition:
         return Proposition.shared(subject=subject, predicate=predicate)
     if isinstance(target, str):
         return Proposition.shared(subject=subject, predicate=predicate, object=target)
+    if isinstance(target, Quantity):
+        return Proposition.shared(subject=subject, predicate=predicate, value=target.amount, unit=target.unit)
     return Proposition.shared(subject=subject, predicate=predicate, value=target)

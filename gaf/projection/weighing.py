@@ -58,7 +58,8 @@ def evaluate_claims(policy: Projection, claims: Iterable[Claim]) -> tuple[list[E
         for st in claim.statements:
             if not in_cone(policy, predicates, st.subject, st.predicate):
                 continue
-            prop = Proposition.shared(subject=st.subject, predicate=st.predicate, object=st.object, value=st.value, valid=st.valid)
+            prop = Proposition.shared(subject=st.subject, predicate=st.predicate, object=st.object, value=st.value, unit=st.unit,
+                                      valid=st.valid)  # fmt: skip
             why = _excluded_because(policy, trusted, claim, prop.predicate)
             if why is None:
                 stated.setdefault(prop.id, (prop, []))[1].append((claim, st.polarity))
@@ -133,8 +134,8 @@ def _clash(a: Proposition, b: Proposition) -> bool:
 
 
 def _target_text(p: Proposition) -> str:
-    target = ground_of(p)[2]
-    return str(target) if not isinstance(target, (int, Decimal)) or isinstance(target, bool) else number_text(target)
+    target = p.target
+    return number_text(target) if isinstance(target, (int, Decimal)) and not isinstance(target, bool) else str(target)
 
 
 def _weighed_together(
@@ -161,7 +162,7 @@ def _weighed_together(
 
 def ground_of(p: Proposition) -> Ground:
     """The ground atom a proposition states: what derivation and verdict rules read of it."""
-    return (p.predicate, p.subject, p.object if p.object is not None else p.value)
+    return (p.predicate, p.subject, p.target)
 
 
 def _excluded_because(policy: Projection, trusted: set[tuple[str, str]], claim: Claim, predicate: str) -> str | None:

@@ -14,10 +14,10 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import Field, model_validator
+from pydantic import AliasChoices, ConfigDict, Field, model_validator
 
 from gaf.records.base import Record
-from gaf.types import Instant, Interval, Key, Ref, Scalar, Text, Value, number_text
+from gaf.types import Instant, Interval, Key, Quantity, Ref, Scalar, Text, Unit, Value, number_text
 
 # --------------------------------------------------------------------------- sources and agents
 
@@ -108,20 +108,35 @@ class Proposition(Record):
     predicate: Key
     object: Key | None = None
     value: Scalar | None = None
+    #: the unit or currency of a numeric value: 25 EUR and 25 USD are two propositions
+    unit: Unit | None = None
     valid: Interval | None = None
 
     @model_validator(mode="after")
     def _one_target(self) -> Proposition:
         return _object_or_value(self)
 
+    @property
+    def target(self) -> Any:
+        """What rules read as its second argument: the object, else the value (a ``Quantity`` with its unit)."""
+        if self.object is not None:
+            return self.object
+        if self.unit is not None:
+            return Quantity.model_validate({"amount": self.value, "unit": self.unit})
+        return self.value
+
 
 class Statement(Value):
     """One thing a claim says: a proposition, affirmed or explicitly denied."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     subject: Key
     predicate: Key
     object: Key | None = None
     value: Scalar | None = None
+    #: the value's unit or currency (``currency:`` is the same field): ``value: 25.00, currency: EUR``
+    unit: Unit | None = Field(default=None, validation_alias=AliasChoices("unit", "currency"))
     valid: Interval | None = None
     polarity: Polarity = Polarity.affirmed
 
@@ -136,10 +151,12 @@ class Statement(Value):
 
     @functools.cached_property
     def _proposition(self) -> Proposition:
-        return Proposition(subject=self.subject, predicate=self.predicate, object=self.object, value=self.value, valid=self.valid)
+        return Proposition(
+            subject=self.subject, predicate=self.predicate, object=self.object, value=self.value, unit=self.unit, valid=self.valid
+        )
 
 
-def statement_text(predicate: str, subject: Any, obj: Any = None, value: Any = None, *, denied: bool = False) -> str:
+def statement_text(predicate: str, subject: Any, obj: Any = None, value: Any = None, *, denied: bool = False, unit: str | None = None) -> str:
     """A statement as people read it: ``predicate(subject, object)``, or with the value
     written as JSON when there is no object (``paid(rent:7, true)``, ``note(rent:7, "late")``),
     ``predicate(subject)`` with neither, and ``NOT`` before a denial.
@@ -150,11 +167,15 @@ def statement_text(predicate: str, subject: Any, obj: Any = None, value: Any = N
     text parses back into the same rule.
     """
     target = obj if obj is not None else _value_text(value) if value is not None else None
+    if unit is not None and target is not None:
+        target = f"{target} {unit}"
     return f"{'NOT ' if denied else ''}{predicate}({subject}{'' if target is None else ', ' + target})"
 
 
 def _value_text(value: Any) -> str:
-    """A statement's value as JSON writes it; a number exactly (``gaf.types.number_text``)."""
+    """A statement's value as JSON writes it; a number exactly (``gaf.types.number_text``), with its unit."""
+    if isinstance(value, Quantity):
+        return str(value)
     if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
         return number_text(value)
     return json.dumps(value, ensure_ascii=False)
@@ -169,6 +190,11 @@ def _object_or_value(s: _Target) -> _Target:
     Rules match an atom's second argument against the object, or the value when
     there is no object, so with both the value would be recorded and never read.
     """
+    if s.unit is not None and (isinstance(s.value, bool) or not isinstance(s.value, (int, Decimal))):
+        raise ValueError(
+            f"{statement_text(s.predicate, s.subject)} has a unit ({s.unit}) but no number for it to measure: "
+            "a unit or currency goes with a numeric value (value: 25.00, currency: EUR)"
+        )
     if s.object is not None and s.value is not None:
         raise ValueError(
             f"{statement_text(s.predicate, s.subject)} has both an object ({s.object!r}) and a value ({s.value!r}): keep object "

@@ -16,7 +16,7 @@ from gaf.arith import Sign
 from gaf.records.base import Record
 from gaf.records.ledger import CompletenessDeclaration
 from gaf.rules import DerivationRule
-from gaf.types import Instant, Interval, Key, Ref, Scalar, Text, Value
+from gaf.types import Instant, Interval, Key, Quantity, Ref, Scalar, Text, Value
 
 # boilerplate: every record kind below declares the same things in the same order (kind, LABEL, TIME_FIELD,
 # REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design.
@@ -182,7 +182,7 @@ class Derivation(Record):
     }
 
     rule: Key
-    bindings: dict[str, Scalar] = {}
+    bindings: dict[str, Scalar | Quantity] = {}
     premises: list[Ref] = []
     negative_premises: list[Ref] = []
     conclusion: Ref
