@@ -806,3 +806,15 @@ def holds_grounds(
     truth = best.truth if best is not None else (Truth.UNKNOWN if state.dead_ends else Truth.FALSE)
     used = sorted({p.evidence for p in best.premises if p.evidence}) if best is not None else []
     return truth, used, unknown if truth != Truth.TRUE else set()
+
+
+def solutions(clauses: Sequence[Clause], facts: FactBase, binding: dict[str, Any]) -> list[tuple[Truth, dict[str, Any], list[str]]]:
+    """Every way a condition holds or might on a fact base: its truth, its bindings and the
+    evidence ids of the facts it used — what a computed value (an action's amount) is read from."""
+    ordered = schedule(clauses, binding)
+    condition = _Body("condition@1", _CONDITION, 0, 1.0, tuple(_compiled(c, {}) for c in ordered), ())
+    state = _State(facts=facts, idb=set())
+    out = []
+    for branch in _clauses(state, condition, 0, _Branch(dict(binding), Truth.TRUE, [], [], []), None):
+        out.append((branch.truth, branch.binding, sorted({p.evidence for p in branch.premises if p.evidence})))
+    return out

@@ -19,7 +19,7 @@ from gaf.errors import StoreError, UnknownReference
 from gaf.projection.cone import cones_for
 from gaf.records import Closure, Cone, Record, SchemaVersion
 from gaf.store import GafStore
-from gaf.store.schema import SCHEMA_VERSION
+from gaf.store.schema import CONES_RECORDED, SCHEMA_VERSION, UNITS_RECORDED
 
 
 @dataclass
@@ -68,12 +68,22 @@ def migrate(store: GafStore, *, at: datetime, dry_run: bool = False) -> Migrated
     stamp = None
     if before < SCHEMA_VERSION:
         made = SchemaVersion(version=SCHEMA_VERSION, migrated_from=before, backfilled=backfilled, at=at,
-                             note="cones recorded for closures made before cones were recorded")  # fmt: skip
+                             note=_what_changed(before, len(cones)))  # fmt: skip
         records.append(made)
         stamp = made.id
     if not dry_run:
         store.put(records, at=at)
     return Migrated(before, SCHEMA_VERSION, backfilled, stamp)
+
+
+def _what_changed(before: int, cones: int) -> str:
+    """The migration's note: what it did for each version it crossed."""
+    done = []
+    if before < CONES_RECORDED or cones:
+        done.append("cones recorded for closures made before cones were recorded")
+    if before < UNITS_RECORDED:
+        done.append("columns for units and top-ups declared (nothing to backfill)")
+    return "; ".join(done)
 
 
 def _cones_for_closures_without_one(store: GafStore) -> list[Cone]:

@@ -29,7 +29,7 @@ from typing import Annotated, Any, Literal, TypeGuard
 
 from pydantic import BeforeValidator, ConfigDict, Field, PositiveInt, ValidationError, model_validator
 
-from gaf.arith import is_number
+from gaf.arith import apply, compare, is_number
 from gaf.errors import InvalidArithmetic, InvalidValue, RuleError, UnestablishedPredicate
 from gaf.types import Key, Quantity, Scalar, Text, Value, number_text, to_number
 
@@ -377,6 +377,19 @@ def parse_clause(text: str) -> Clause:
     return clause
 
 
+def parse_expression(text: str) -> Operand:
+    """Read an arithmetic expression: ``?n * ?price``, ``(?a + ?b) / 2``, ``1000 EUR``."""
+    try:
+        value, rest = _expr(_tokens(text))
+    except InvalidValue:
+        raise
+    except (IndexError, ValueError, ValidationError) as exc:
+        raise InvalidValue(f"cannot read expression {text!r}: {exc}") from None
+    if rest:
+        raise InvalidValue(f"cannot read expression {text!r}: unexpected {rest[0][1]!r}")
+    return value
+
+
 def _tokens(text: str) -> list[Token]:
     out, pos = [], 0
     while pos < len(text):
@@ -660,10 +673,24 @@ def check_body(
             for divisor in divisors(side):
                 if not isinstance(divisor, Arith) and not is_var(divisor) and is_number(divisor) and divisor == 0:
                     raise InvalidArithmetic(f"division by zero in {clause}", where=where)
+            _constant_value(side, where)  # what the literals alone compute: mixed units are refused here
+        if isinstance(clause, Compare) and not clause.vars():
+            compare(clause.op, _constant_value(clause.left, where), _constant_value(clause.right, where), where=where)
         if isinstance(clause, Aggregate):
             _check_aggregate(clause, bound, where, by_ref, derived, known)
     schedule(clauses, given, where=where)
     return bound
+
+
+def _constant_value(operand: Operand | None, where: str) -> Any:
+    """The value of the parts of an expression made of literals only (``1000 EUR + 5 USD`` is
+    refused here, before any data is read); ``None`` where a variable is involved."""
+    if isinstance(operand, Arith):
+        left, right = _constant_value(operand.left, where), _constant_value(operand.right, where)
+        if left is None or right is None:
+            return None
+        return apply(operand.op, left, right, where=where)
+    return None if operand is None or is_var(operand) else operand
 
 
 def _check_aggregate(

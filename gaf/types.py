@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from decimal import Context, Decimal
 from typing import Annotated
@@ -167,6 +168,32 @@ def _amount(value: object) -> object:
     if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
         raise ValueError(f"an amount is a number, not {value!r}")
     return to_number(value)
+
+
+def _non_negative(value: object) -> object:
+    number = _amount(value)
+    if number < 0:  # type: ignore[operator]
+        raise ValueError(f"an amount is at least 0, not {value!r}")
+    return number
+
+
+@dataclass(frozen=True)
+class Column:
+    """The store column a field of a type stores do not hold as such is copied to, for
+    queries: an amount's column is a DOUBLE, as it was when amounts were floats; the
+    record's body keeps it exact."""
+
+    type: str
+
+
+#: An amount of money or goods: an exact number, at least 0 (a float is read as the shortest decimal giving it).
+Amount = Annotated[
+    int | Decimal,
+    Column("DOUBLE"),
+    BeforeValidator(_non_negative),
+    PlainSerializer(_scalar_out, when_used="json"),
+    WithJsonSchema({"type": ["number", "object"], "minimum": 0}),
+]
 
 
 class Quantity(Value):

@@ -228,8 +228,11 @@ def _policy_with(tmp_path: Path, rules: list[dict[str, Any]]) -> Path:
          RuleError, "(aggregates over|negate through recursion)", "total@1"),
         ([{"name": "twice", "head": "twice(?o, ?a)", "when": ["ordered(?o, ?n)", "?a = ?b + 1", "?b = ?a - 1"]}],
          RuleError, "needs", "twice@1"),
+        ([{"name": "cap", "head": "cap(?o, ?c)", "when": ["ordered(?o, ?n)", "?c = 1000 EUR + 5 USD"]}],
+         InvalidArithmetic, "mixed units: 1000 EUR \\+ 5 USD", "cap@1"),
     ],
-    ids=["division-by-zero", "recursion-through-arithmetic", "arithmetic-in-a-head", "aggregate-over-its-own-stratum", "values-that-need-each-other"],
+    ids=["division-by-zero", "recursion-through-arithmetic", "arithmetic-in-a-head", "aggregate-over-its-own-stratum",
+         "values-that-need-each-other", "mixed-units-in-literals"],
 )
 def test_bad_arithmetic_is_refused_naming_file_line_and_rule_before_anything_is_written(ladybug_store, tmp_path, rules, error, message, rule):
     ingest(ladybug_store, ORDER_CASE / "claims.yaml", recorded_at=NOW)

@@ -98,7 +98,7 @@ def test_records_doc_python_examples_print_what_the_doc_says() -> None:
         assert run.stdout == documented, f"docs/records.md shows another output for:\n{code}"
 
 
-PROJECTION_SECTIONS = ("Derivation rules", "Arithmetic and aggregates", "One value per subject")
+PROJECTION_SECTIONS = ("Derivation rules", "Arithmetic and aggregates", "One value per subject", "Amounts in a currency")
 VERDICTS_DOC = ROOT / "docs" / "verdicts.md"
 
 
@@ -117,7 +117,7 @@ def section_python_examples(doc: str, sections: tuple[str, ...]) -> list[tuple[s
 
 @pytest.mark.parametrize(
     ("page", "sections", "least"),
-    [(PROJECTION_DOC, PROJECTION_SECTIONS, 3), (VERDICTS_DOC, ("Arithmetic in a condition",), 1)],
+    [(PROJECTION_DOC, PROJECTION_SECTIONS, 4), (VERDICTS_DOC, ("Arithmetic in a condition",), 1)],
     ids=["projection", "verdicts"],
 )
 def test_the_rule_language_examples_print_what_the_docs_say(page: Path, sections: tuple[str, ...], least: int) -> None:

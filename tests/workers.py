@@ -13,10 +13,13 @@ the start of that transaction instead, before any statement is sent.
     python -m tests.workers [--pause-at N --signal DIR] accept STORE GROUP
     python -m tests.workers write-loop STORE STOPFILE
     python -m tests.workers ingest-accept STORE FILE GROUP START_FILE
+    python -m tests.workers pay STORE START_FILE VERDICT GRANT POLICY AGENT KEY AMOUNT
 
 ``ingest`` is the ``gaf ingest`` command itself. ``accept`` evaluates the
 reliability policy and accepts, in one atomic batch, every candidate about the
-payments of GROUP; it prints the ids it wrote or found. ``ingest-accept`` waits
+payments of GROUP; it prints the ids it wrote or found. ``pay`` waits for START_FILE, then asks for one payment of AMOUNT on
+``order:po-1`` under the order case's cumulative amount rule and prints whether it
+executed, or why it was refused. ``ingest-accept`` waits
 for START_FILE (so several processes start together), ingests FILE in small
 batches, then accepts the candidates of GROUP, printing every id it was told is
 stored.
@@ -198,6 +201,21 @@ def _command(argv: list[str]) -> int:
         out["began"], out["ended"] = began, time.time()
         out["ingest_written"], out["ingest_existing"] = report.write.written, report.write.existing
         print(json.dumps(out))
+        return 0
+    if command == "pay":
+        from gaf.actions import ActionRefused, act
+
+        store_at, start, verdict, grant, policy, agent, key, amount = args
+        while not Path(start).exists():
+            time.sleep(0.01)
+        with GafStore.open(store_at) as store:
+            try:
+                done = act(store, verdict=verdict, action_kind="pay", subject="order:po-1", authorised_by=agent, grant=grant,
+                           policy=policy, idempotency_key=key, at=AT, amount=int(amount))  # fmt: skip
+            except ActionRefused as exc:
+                print(json.dumps({"executed": False, "refused": exc.message}))
+                return 0
+        print(json.dumps({"executed": done.effect, "refused": None}))
         return 0
     print(f"unknown command {command!r}", file=sys.stderr)
     return 2

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Annotated, Any, Optional
 
 import typer
 
 from gaf import policies
 from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, out, parse_time
+from gaf.errors import InvalidValue
 from gaf.ledger import resolve_key
 from gaf.records import ActionPolicy
 
@@ -24,7 +26,13 @@ def act_(
     grant: Annotated[str, typer.Option(help="The grant id it acts under.")],
     policy: Annotated[str, typer.Option(help="The action policy: NAME or NAME@VERSION.")],
     key: Annotated[str, typer.Option("--key", help="Idempotency key: the same key never causes a second effect.")],
-    amount: Annotated[Optional[float], typer.Option(help="Amount, checked against the grant's limit.")] = None,
+    amount: Annotated[
+        Optional[str],
+        typer.Option(help="Amount, exact (60.50), checked against the grant's limit and what the verdict's facts give; "
+                     "left out where the action policy computes it, it is that (or the balance left)."),
+    ] = None,
+    unit: Annotated[Optional[str], typer.Option(help="The amount's unit or currency, e.g. EUR.")] = None,
+    tops_up: Annotated[Optional[str], typer.Option("--tops-up", help="The earlier action this one completes.")] = None,
     waiver: Annotated[Optional[str], typer.Option(help="A waiver letting this decision past the action policy.")] = None,
     webhook: Annotated[Optional[str], typer.Option(help="Execute by POSTing to this URL (default: record only).")] = None,
     at: Annotated[Optional[str], typer.Option(help="When the action is requested (ISO 8601); default now.")] = None,
@@ -39,6 +47,9 @@ def act_(
 
       gaf act verdict:6d04… --kind request-allocation --subject rent:lease-17/2026-07 \\
           --by letting-agent --grant grant:… --policy rent-actions --key july-allocation-1
+
+      gaf act verdict:91c2… --kind pay --subject order:po-1 --by accounts-payable \\
+          --grant grant:… --policy invoice-actions --key po-1-rest --tops-up action:5e0a…
     """
     from gaf import actions
 
@@ -46,10 +57,21 @@ def act_(
         who = resolve_key(s, by, ("agent",), {}, "--by")
         done = actions.act(
             s, verdict=verdict_id, action_kind=kind, subject=subject, authorised_by=who, grant=grant,
-            policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id, idempotency_key=key, at=parse_time(at), amount=amount,
-            waiver=waiver, executor=actions.WebhookExecutor(webhook) if webhook else None,
+            policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id, idempotency_key=key, at=parse_time(at),
+            amount=_amount(amount), unit=unit, tops_up=tops_up, waiver=waiver,
+            executor=actions.WebhookExecutor(webhook) if webhook else None,
         )  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_acted(done))
+
+
+def _amount(text: str | None) -> Decimal | None:
+    """An amount as written on the command line, exactly."""
+    if text is None:
+        return None
+    try:
+        return Decimal(text.strip())
+    except ArithmeticError:
+        raise InvalidValue(f"--amount {text!r} is not a number", where="--amount", hint="write it as digits: 60.50") from None
 
 
 def _print_acted(done: Any, what: str = "") -> None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, PositiveInt
+from pydantic import BeforeValidator, Field, PositiveInt
 
 from gaf.records.base import Record
 from gaf.records.ledger import matches_pattern
-from gaf.types import Instant, Interval, Key, Ref, Text
+from gaf.rules import ClauseField, Operand, parse_expression
+from gaf.types import Amount, Instant, Interval, Key, Ref, Text, Unit, Value
 
 # boilerplate: every record kind below declares the same things in the same order (kind, LABEL, TIME_FIELD,
 # REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design.
@@ -30,7 +31,9 @@ class Grant(Record):
     agent: Ref
     action_kind: Key
     subjects: list[Key] = Field(default=["*"], min_length=1)
-    max_amount: Annotated[float, Field(ge=0)] | None = None
+    max_amount: Amount | None = None
+    #: the unit or currency max_amount is in (an action in another unit is refused)
+    unit: Unit | None = None
     frequency: PositiveInt | None = None
     period_days: PositiveInt = 30
     valid: Interval | None = None
@@ -41,8 +44,25 @@ class Grant(Record):
         return any(matches_pattern(p, subject) for p in self.subjects)
 
 
+def _expression(value: Any) -> Any:
+    return parse_expression(value) if isinstance(value, str) and value.strip().startswith(("?", "(")) else value
+
+
+class AmountRule(Value):
+    """What an action of one kind may amount to, computed from the facts of the verdict it
+    executes: ``value: "?n * ?price"`` with ``when: [ordered(?subject, ?n), unit_price(?subject, ?price)]``
+    (``?subject`` is the action's subject). With ``cumulative``, what earlier executed
+    actions of the kind on the subject paid counts against it: a second payment pays at
+    most the balance, and a full one after a partial one is refused."""
+
+    value: Annotated[Operand, BeforeValidator(_expression)]
+    when: list[ClauseField] = []
+    cumulative: bool = False
+
+
 class ActionPolicy(Record):
-    """Which verdict labels permit which kinds of action (a defeated rule never triggers an effect)."""
+    """Which verdict labels permit which kinds of action (a defeated rule never triggers an effect),
+    and what an action of a kind may amount to, from the verdict's facts."""
 
     kind: Literal["action_policy"] = "action_policy"
     LABEL: ClassVar[str] = "ActionPolicy"
@@ -50,6 +70,7 @@ class ActionPolicy(Record):
     name: Key
     version: PositiveInt
     permits: dict[str, list[Key]]
+    amounts: dict[Key, AmountRule] = {}
 
     @property
     def ref(self) -> str:
@@ -74,6 +95,7 @@ class Action(Record):
         "policy": ("PERMITTED_BY", ("action_policy",)),
         "compensates": ("COMPENSATES", ("action",)),
         "waiver": ("WAIVED_BY", ("waiver",)),
+        "tops_up": ("TOPS_UP", ("action",)),
     }
 
     action_kind: Key
@@ -83,10 +105,14 @@ class Action(Record):
     authorised_by: Ref
     grant: Ref
     policy: Ref
-    amount: Annotated[float, Field(ge=0)] | None = None
+    amount: Amount | None = None
+    #: the unit or currency of the amount
+    unit: Unit | None = None
     idempotency_key: Key
     compensates: Ref | None = None
     waiver: Ref | None = None
+    #: the earlier action on the same subject whose amount this one completes
+    tops_up: Ref | None = None
     requested_at: Instant
 
 

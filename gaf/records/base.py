@@ -26,11 +26,11 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
-from gaf.canonical import canonical_json, digest, kind_of
+from gaf.canonical import DECIMAL_TAG, canonical_json, digest, kind_of
 from gaf.errors import IdMismatch, InvalidRecord, PayloadTooLarge
 from gaf.settings import DEFAULT_MAX_INPUT_BYTES
 from gaf.settings import DEFAULT_MAX_RECORD_BYTES as DEFAULT_MAX_RECORD_BYTES
-from gaf.types import Value
+from gaf.types import Column, Value
 
 #: Node properties every record has; no record field may take these names.
 RESERVED_PROPERTIES = frozenset({"id", "kind", "body", "written_at"})
@@ -197,7 +197,7 @@ class Record(Value):
     def props(self) -> dict[str, Any]:
         """The scalar fields copied onto the graph node, in their JSON spelling."""
         dumped = self.model_dump(mode="json", include=set(self.COLUMNS))
-        return {name: dumped.get(name) for name in self.COLUMNS}
+        return {name: _column_value(dumped.get(name), column) for name, column in self.COLUMNS.items()}
 
     def edges(self) -> list[tuple[str, str]]:
         """(relationship type, target id) for every record this one points at, sorted."""
@@ -232,6 +232,9 @@ def _as_list(value: Any) -> list[str]:
 
 def _column_type(annotation: Any) -> str | None:
     """The store column type of a field, or None when it lives only in the body."""
+    declared = _declared_column(annotation)
+    if declared is not None:
+        return declared
     annotation = _unwrap(annotation)
     origin = typing.get_origin(annotation)
     if origin is list:
@@ -248,6 +251,25 @@ def _column_type(annotation: Any) -> str | None:
             return "INT64"
         if issubclass(annotation, float):
             return "DOUBLE"
+    return None
+
+
+def _column_value(value: Any, column: str) -> Any:
+    """A field's JSON value as its column holds it: a decimal a double cannot carry, as the nearest double."""
+    if column == "DOUBLE" and isinstance(value, dict) and DECIMAL_TAG in value:
+        return float(value[DECIMAL_TAG])
+    return value
+
+
+def _declared_column(annotation: Any) -> str | None:
+    """The column a type declares for itself (``gaf.types.Column``), looking through Optional."""
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        found = [m.type for m in typing.get_args(annotation)[1:] if isinstance(m, Column)]
+        return found[0] if found else _declared_column(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _declared_column(args[0]) if len(args) == 1 else None
     return None
 
 

@@ -129,7 +129,15 @@ class GafStore(Questions):
 
     # ------------------------------------------------------------------ writing
 
-    def put(self, records: Iterable[Record | dict[str, Any]], *, at: datetime, mode: Mode = "atomic") -> WriteReport:
+    def put(
+        self,
+        records: Iterable[Record | dict[str, Any]],
+        *,
+        at: datetime,
+        mode: Mode = "atomic",
+        lock: str | None = None,
+        guard: Callable[[Questions], None] | None = None,
+    ) -> WriteReport:
         """Append records (and the records they imply) in one transaction.
 
         Ids already stored are no-ops and reported as ``existing``. In ``atomic``
@@ -140,9 +148,15 @@ class GafStore(Questions):
         if it has one (a claim's recorded_at, a closure's closed_at), else ``at`` —
         passed in by the operation (always: a record without a time would be present
         in every "as of" question), so "as of" questions can be asked later.
+
+        ``guard`` is asked inside the write transaction, before anything is written,
+        with the named questions answered in it; it refuses by raising, and then nothing
+        is written. ``lock`` names a stored record whose lock the transaction takes
+        first, so that writers guarding the same thing (a cumulative limit under one
+        action policy) take turns: each one's guard sees what the one before wrote.
         """
         self._check_writable(mode)
-        return self._commit(_prepare(records, mode), mode, format_instant(at))
+        return self._commit(_prepare(records, mode), mode, format_instant(at), lock=lock, guard=guard)
 
     def put_batches(
         self, batches: Iterable[Iterable[Record | dict[str, Any]]], *, at: datetime, mode: Mode = "atomic"
@@ -184,9 +198,25 @@ class GafStore(Questions):
         if self.read_only:
             raise StoreError(f"the store at {self.location} is open read-only", hint="open it without read_only to write")
 
-    def _commit(self, ready: _Ready, mode: Mode, stamp: str | None) -> WriteReport:
+    def _commit(
+        self, ready: _Ready, mode: Mode, stamp: str | None, *, lock: str | None = None, guard: Callable[[Questions], None] | None = None
+    ) -> WriteReport:
         batch, failed, prepared = ready
-        return self._write(lambda tx: _put_in(tx, batch, prepared, failed, mode, stamp))
+
+        def work(tx: Tx) -> WriteReport:
+            if lock is not None:
+                self._lock(tx, lock)
+            if guard is not None:
+                guard(Snapshot(tx, self.dialect, self.location))
+            return _put_in(tx, batch, prepared, failed, mode, stamp)
+
+        return self._write(work)
+
+    def _lock(self, tx: Tx, record_id: str) -> None:
+        """Take a stored record's write lock for the rest of the transaction (each store knows how).
+
+        The embedded store needs none: one process writes it at a time, and its writes are
+        one transaction after another."""
 
     # ------------------------------------------------------------------ reading
 

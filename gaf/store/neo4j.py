@@ -34,10 +34,11 @@ from neo4j.exceptions import (
     ServiceUnavailable,
 )
 
+from gaf.canonical import kind_of
 from gaf.errors import StoreError, StoreUnavailable
 from gaf.settings import DEFAULT_RETRY_SECONDS
 from gaf.store.base import GafStore, Tx, WriteReport
-from gaf.store.schema import INDEXED, graph_schema
+from gaf.store.schema import INDEXED, graph_schema, label_of
 
 T = TypeVar("T")
 
@@ -165,6 +166,11 @@ class Neo4jStore(GafStore):
                     # The other writer has committed; back off a little so the retry sees its ids.
                     time.sleep(random.uniform(0.01, 0.05) * 2**attempt)
         raise AssertionError("unreachable")
+
+    def _lock(self, tx: Tx, record_id: str) -> None:
+        # Setting a property takes the node's write lock until the transaction ends. The
+        # property is the store's own, never in the record's body or its id.
+        tx.run(f"MATCH (n:{label_of(kind_of(record_id))} {{id: $id}}) SET n.gaf_locked = true", {"id": record_id})
 
     def _read(self, work: Callable[[Tx], T]) -> T:
         with self._failures(), self._session(neo4j.READ_ACCESS) as session:

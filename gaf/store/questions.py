@@ -29,6 +29,7 @@ from gaf.canonical import kind_of
 from gaf.errors import InvalidRecord, UnknownReference
 from gaf.records import (
     RECORD_TYPES,
+    Action,
     ActionStatus,
     Claim,
     CompletenessDeclaration,
@@ -247,6 +248,11 @@ class Questions(abc.ABC):
             assert isinstance(status, ActionStatus)  # the STATUS_OF schema admits nothing else
             out.append((action, compensates, status))
         return out
+
+    def actions_on(self, subject: str, action_kind: str) -> list[Action]:
+        """The actions of a kind on a subject, whatever became of them, by id."""
+        rows = self._rows(_ACTIONS_ON, {"subject": subject, "kind": action_kind})
+        return [_typed(parse_body(row["body"], row["id"]), row["id"], Action, self.location) for row in rows]
 
     def executed_under(self, grant_id: str, since: datetime, until: datetime) -> int:
         """How many actions under a grant were executed in (since, until]."""
@@ -495,6 +501,10 @@ _ACTIONS_EXECUTING = "UNWIND $ids AS i MATCH (a:Action)-[:EXECUTES]->(:Verdict {
 # Every status of some actions, with the action each compensates (per-record template).
 _STATUSES_OF = (
     "MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action {{id: {ID}}}) RETURN collect([a.id, a.compensates, s.id, s.body]) AS rows"
+)
+# The actions of one kind on one subject (what a cumulative limit adds up).
+_ACTIONS_ON = (
+    "MATCH (a:Action) WHERE a.subject = $subject AND a.action_kind = $kind RETURN a.id AS id, a.body AS body ORDER BY a.id"
 )
 # Executed statuses of actions under one grant within a window.
 _EXECUTED_UNDER = (

@@ -18,10 +18,16 @@ from gaf.records import RECORD_TYPES, Record
 #:
 #: 1. the records of the chain, as written before versions were recorded;
 #: 2. a ``Cone`` for every closure (what it reads, keyed by ``ConeKey``), which impact's
-#:    reach looks up instead of reading every policy.
-SCHEMA_VERSION = 2
+#:    reach looks up instead of reading every policy;
+#: 3. units and actions that follow the facts: the columns ``Proposition.unit``,
+#:    ``Action.unit``, ``Action.tops_up`` and ``Grant.unit`` (and the ``TOPS_UP``
+#:    relationship). Nothing to backfill: records made before have none; the embedded
+#:    store adds the columns when it is opened for writing (``gaf migrate`` does).
+SCHEMA_VERSION = 3
 #: The first version in which every closure has its cone recorded.
 CONES_RECORDED = 2
+#: The first version whose stored shape has units and top-ups.
+UNITS_RECORDED = 3
 
 #: Node properties that Cypher filters on often enough to deserve an index.
 INDEXED: dict[str, tuple[str, ...]] = {
