@@ -21,7 +21,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from gaf.closure import close
-from gaf.derive import Entry, Truth, evaluate_rules, holds
+from gaf.derive import Truth, evaluate_rules, holds
 from gaf.errors import InvalidArithmetic, InvalidRecord, RuleError
 from gaf.ledger import ingest
 from gaf.policies import publish, read_policy, read_rules
@@ -31,6 +31,7 @@ from gaf.records import Derivation
 from gaf.rules import DerivationRule, compile_rules, parse_clause
 from gaf.types import number_text, to_number
 from tests.conftest import NOW
+from tests.test_rule_program import Facts  # a plain fact base: the given atoms true, every scope open
 from tests.worlds import AT, ORDER, QuantityWorld, quantity_world
 
 #: An unstated member's value, as large as no threshold reaches: the extremes decide every comparison.
@@ -277,20 +278,6 @@ def test_a_division_by_a_zero_the_data_holds_is_refused_and_nothing_is_written(k
 # ---------------------------------------------------------------------- arithmetic
 
 
-class _Facts:
-    """A plain fact base: the given atoms true, every scope open."""
-
-    def __init__(self, *grounds):
-        self.entries = [Entry(g, Truth.TRUE, f"e{i}") for i, g in enumerate(grounds)]
-
-    def match(self, predicate, subject, obj):
-        return [e for e in self.entries if e.ground[0] == predicate and subject in (None, e.ground[1])
-                and obj in (None, e.ground[2])]  # fmt: skip
-
-    def closed(self, predicate, subject, obj):
-        return None
-
-
 _decimals = st.decimals(allow_nan=False, allow_infinity=False, places=6, min_value=-10**9, max_value=10**9)
 _PYTHON = decimal.Context(prec=100)
 _QUOTIENT = decimal.Context(prec=34, rounding=decimal.ROUND_HALF_EVEN)
@@ -307,7 +294,7 @@ def test_arithmetic_in_a_rule_is_exact_as_pythons_decimal_computes_it(a, b, op):
         "+": lambda: _PYTHON.add(Decimal(a), Decimal(b)), "-": lambda: _PYTHON.subtract(Decimal(a), Decimal(b)),
         "*": lambda: _PYTHON.multiply(Decimal(a), Decimal(b)), "/": lambda: _QUOTIENT.divide(Decimal(a), Decimal(b)),
     }[op]()  # fmt: skip
-    facts = _Facts(("x", "s", a), ("y", "s", b))
+    facts = Facts(("x", "s", a), ("y", "s", b))
     clauses = [parse_clause("x(?subject, ?a)"), parse_clause("y(?subject, ?b)"), parse_clause(f"?c = ?a {op} ?b")]
     rule = DerivationRule.model_validate({"name": "c", "head": "c(?s, ?c)", "when": ["x(?s, ?a)", "y(?s, ?b)", f"?c = ?a {op} ?b"]})
     ((ground, derived),) = evaluate_rules([rule], facts).derived.items()
@@ -316,14 +303,14 @@ def test_arithmetic_in_a_rule_is_exact_as_pythons_decimal_computes_it(a, b, op):
 
 
 def test_a_comparison_written_before_the_atom_that_binds_it_reads_as_if_written_after():
-    facts = _Facts(("rent_amount", "lease:17", 1200))
+    facts = Facts(("rent_amount", "lease:17", 1200))
     early = DerivationRule.model_validate({"name": "big", "head": "big(?L)", "when": ["?A >= 1000", "rent_amount(?L, ?A)"]})
     assert evaluate_rules([early], facts).truth(("big", "lease:17", None)) == Truth.TRUE
 
 
 @pytest.mark.parametrize(("limit", "truth"), [(100, Truth.FALSE), (99.99, Truth.TRUE)])
 def test_a_verdict_condition_computes_with_the_facts_it_reads(limit, truth):
-    facts = _Facts(("ordered", "order:po-1", 40), ("unit_price", "order:po-1", Decimal("2.5")))
+    facts = Facts(("ordered", "order:po-1", 40), ("unit_price", "order:po-1", Decimal("2.5")))
     condition = [parse_clause(c) for c in ("ordered(?subject, ?n)", "unit_price(?subject, ?p)", f"?n * ?p > {limit}")]
     assert holds(condition, facts, {"?subject": "order:po-1"})[0] == truth
 
