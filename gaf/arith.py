@@ -76,17 +76,13 @@ def _bare(value: Any) -> Any:
     return value
 
 
-def _in(unit: str | None, value: Any) -> Any:
-    """A bare result put back in its unit."""
+def in_unit(unit: str | None, value: Any) -> Any:
+    """A bare number or bound put back in its unit (the inverse of ``bare_members``)."""
     if unit is None:
         return value
     if isinstance(value, Bound):
         return replace(value, unit=unit)
     return Quantity(amount=value, unit=unit)
-
-
-def _shown(value: Any) -> str:
-    return str(value)
 
 
 def _result_unit(op: Operator, left: Any, right: Any, where: str) -> str | None:
@@ -97,18 +93,18 @@ def _result_unit(op: Operator, left: Any, right: Any, where: str) -> str | None:
     if op in ("+", "-"):
         if lu != ru:
             raise InvalidArithmetic(
-                f"mixed units: {_shown(left)} {op} {_shown(right)}",
+                f"mixed units: {str(left)} {op} {str(right)}",
                 where=where,
                 hint="add and subtract amounts of one unit; write a plain number with its unit (1000 EUR)",
             )
         return lu
     if op == "*":
         if lu is not None and ru is not None:
-            raise InvalidArithmetic(f"{_shown(left)} * {_shown(right)} multiplies two units", where=where,
+            raise InvalidArithmetic(f"{str(left)} * {str(right)} multiplies two units", where=where,
                                     hint="multiply an amount by a plain number (a quantity, a rate)")  # fmt: skip
         return lu or ru
     if ru is not None and lu != ru:
-        raise InvalidArithmetic(f"mixed units: {_shown(left)} / {_shown(right)}", where=where,
+        raise InvalidArithmetic(f"mixed units: {str(left)} / {str(right)}", where=where,
                                 hint="divide an amount by a plain number, or by an amount of its own unit (a ratio)")  # fmt: skip
     return None if ru is not None else lu
 
@@ -220,7 +216,7 @@ def compare(op: str, left: Any, right: Any, *, where: str = "") -> bool | None:
         if lu != ru:
             if op in ("==", "!="):
                 return op == "!="
-            raise InvalidArithmetic(f"cannot order {_shown(left)} and {_shown(right)}: mixed units", where=where,
+            raise InvalidArithmetic(f"cannot order {str(left)} and {str(right)}: mixed units", where=where,
                                     hint="compare amounts of one unit; write a plain number with its unit (1000 EUR)")  # fmt: skip
         left, right = _bare(left), _bare(right)
     if not isinstance(left, Bound) and not isinstance(right, Bound):
@@ -295,11 +291,6 @@ def bare_members(values: Sequence[Any], where: str) -> tuple[list[Any], str | No
         raise InvalidArithmetic(f"an aggregate over mixed units ({shown})", where=where,
                                 hint="aggregate amounts of one unit: narrow the members with a comparison or a unit in the pattern")  # fmt: skip
     return [_bare(v) for v in values], (units.pop() if units else None)
-
-
-def in_unit(unit: str | None, value: Any) -> Any:
-    """A bare number or bound put back in its unit (the inverse of ``bare_members``)."""
-    return _in(unit, value)
 
 
 def aggregate(kind: Kind, known: Sequence[Any], possible: Sequence[Any], *, complete: bool, sign: Sign | None, where: str = "") -> tuple[bool | None, End, End]:

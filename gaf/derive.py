@@ -253,7 +253,6 @@ class _Aggregate:
     """An aggregate with what it ranges over compiled, and the sign its summed value has
     by the declarations of the predicates that bind it (decided per fact base)."""
 
-    clause: Aggregate
     var: str
     kind: str
     of_kind: int
@@ -278,7 +277,7 @@ def _compiled(clause: Clause, by_ref: dict[str, DerivationRule]) -> _Compiled:
         outside = clause.inner_vars() - {v for c in clause.over for v in provided(c)}
         inner = tuple(_compiled(c, by_ref) for c in schedule(clause.over, outside))
         binds = tuple(sorted({v for c in clause.over for v in provided(c)}))
-        return _Aggregate(clause, clause.let, clause.aggregate, _operand_kind(clause.of), clause.of, inner, binds)
+        return _Aggregate(clause.let, clause.aggregate, _operand_kind(clause.of), clause.of, inner, binds)
     if isinstance(clause, Not):
         return _Negation(_Pattern.of(_atom(clause.not_, by_ref)))
     return _Pattern.of(_atom(clause, by_ref))
@@ -790,12 +789,11 @@ def holds_grounds(
     derivation rules of the policy when the clauses are a rule body."""
     if not clauses:
         return Truth.TRUE, [], set()
-    ordered = schedule(clauses, binding, strict=False)  # a published condition is read, not refused, here
-    condition = _Body("condition@1", _CONDITION, 0, 1.0, tuple(_compiled(c, by_ref or {}) for c in ordered), ())
-    state = _State(facts=facts, idb=set())
+    # a published condition is read, not refused, here
+    state, branches = _condition(clauses, facts, binding, by_ref or {}, strict=False)
     best: _Branch | None = None
     unknown: set[Ground] = set()
-    for branch in _clauses(state, condition, 0, _Branch(dict(binding), Truth.TRUE, [], [], []), None):
+    for branch in branches:
         if branch.truth == Truth.UNKNOWN:
             unknown.update(branch.unresolved)
             unknown.update(p.ground for p in branch.premises if p.truth == Truth.UNKNOWN)
@@ -811,10 +809,16 @@ def holds_grounds(
 def solutions(clauses: Sequence[Clause], facts: FactBase, binding: dict[str, Any]) -> list[tuple[Truth, dict[str, Any], list[str]]]:
     """Every way a condition holds or might on a fact base: its truth, its bindings and the
     evidence ids of the facts it used — what a computed value (an action's amount) is read from."""
-    ordered = schedule(clauses, binding)
-    condition = _Body("condition@1", _CONDITION, 0, 1.0, tuple(_compiled(c, {}) for c in ordered), ())
+    _, branches = _condition(clauses, facts, binding, {}, strict=True)
+    return [(b.truth, b.binding, sorted({p.evidence for p in b.premises if p.evidence})) for b in branches]
+
+
+def _condition(
+    clauses: Sequence[Clause], facts: FactBase, binding: dict[str, Any], by_ref: dict[str, DerivationRule], *, strict: bool
+) -> tuple[_State, Iterator[_Branch]]:
+    """A condition evaluated as the one body of a rule nothing reads: the state it runs in
+    (its dead ends are read after), and each way it holds or might."""
+    ordered = schedule(clauses, binding, strict=strict)
+    condition = _Body("condition@1", _CONDITION, 0, 1.0, tuple(_compiled(c, by_ref) for c in ordered), ())
     state = _State(facts=facts, idb=set())
-    out = []
-    for branch in _clauses(state, condition, 0, _Branch(dict(binding), Truth.TRUE, [], [], []), None):
-        out.append((branch.truth, branch.binding, sorted({p.evidence for p in branch.premises if p.evidence})))
-    return out
+    return state, _clauses(state, condition, 0, _Branch(dict(binding), Truth.TRUE, [], [], []), None)
