@@ -22,8 +22,10 @@ and the order they are found in, do not depend on which lookup answered.
 
 from __future__ import annotations
 
+import gc
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any, Literal, Protocol
@@ -176,11 +178,30 @@ def evaluate_rules(rules: Sequence[DerivationRule] | Program, facts: FactBase, *
     parser or the resolver."""
     program = rules if isinstance(rules, Program) else compile_rules(rules)
     state = _State(facts=facts, idb=set(program.heads))
-    for stratum in program.strata:
-        state.current = {r.rule.head.predicate for r in stratum}
-        _fixpoint(state, _bodies(stratum, state.current), mode)
-        state.done |= state.current
+    with _cyclic_gc_paused():
+        for stratum in program.strata:
+            state.current = {r.rule.head.predicate for r in stratum}
+            _fixpoint(state, _bodies(stratum, state.current), mode)
+            state.done |= state.current
     return Conclusions(state.index.grounds, state.open, state.rounds, state.dead_ends)
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Python's cycle collector paused while a fixpoint runs, and resumed after if it was on.
+
+    Evaluation allocates a branch, a binding and premises per way a body holds and frees
+    them by reference counting (they form no cycles), but every allocation counts towards
+    the collector's next pass, and each full pass walks every live object — the whole fact
+    base. Measured by ``python -m bench aggregates``: a third of a large sum's time."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 # ---------------------------------------------------------------------- clauses as evaluation reads them
@@ -364,6 +385,9 @@ def _by_argument(grounds: dict[Ground, Derived], position: int) -> defaultdict[t
     return out
 
 
+#: Where each way a body holds goes, as it is found: recorded as a conclusion, or kept as an aggregate's member.
+Emit = Callable[["_Branch"], None]
+
 #: Which body position must match the last round's new facts (semi-naive), or None: every position may match anything.
 Restriction = tuple[int, _Index] | None
 
@@ -395,9 +419,7 @@ def _fixpoint(state: _State, bodies: Sequence[_Body], mode: Mode) -> None:
                 [None] if delta is None or mode == "naive" else [(position, delta) for position in body.recursive]
             )
             for restrict in restrictions:
-                for ground, j in _solve(state, body, restrict):
-                    if _record(state, ground, j):
-                        changed.add(ground)
+                _solve(state, body, restrict, changed)
         if not changed:
             return
         delta = _Index()
@@ -455,14 +477,17 @@ class _Branch:
     unresolved: list[Ground]
 
 
-def _solve(state: _State, body: _Body, restrict: Restriction) -> Iterator[tuple[Ground, Justification]]:
-    """Each way the body holds, as the head it concludes and the justification."""
-    for branch in _clauses(state, body, 0, _Branch({}, Truth.TRUE, [], [], []), restrict):
+def _solve(state: _State, body: _Body, restrict: Restriction, changed: set[Ground]) -> None:
+    """Each way the body holds, recorded as the head it concludes with its justification
+    as soon as it is found (a later branch of the same round reads it); ``changed`` gains
+    the heads whose truth or justifications that changed."""
+
+    def conclude(branch: _Branch) -> None:
         if any(isinstance(v, Bound) for v in branch.binding.values()):
             if any(isinstance(branch.binding.get(v), Bound) for v in body.head.vars):
                 # the head would carry a value known only within bounds: no conclusion, and it stays open
                 _dead_end(state, body, body.head, {k: v for k, v in branch.binding.items() if not isinstance(v, Bound)})
-                continue
+                return
             branch.binding = {k: v for k, v in branch.binding.items() if not isinstance(v, Bound)}
         # Confidences are at most 1, so starting at 1 is min(..., default=1.0).
         weakest = 1.0
@@ -471,7 +496,8 @@ def _solve(state: _State, body: _Body, restrict: Restriction) -> Iterator[tuple[
                 confidence = _confidence(state, p.ground)
                 if confidence < weakest:
                     weakest = confidence
-        yield _ground(body.head, branch.binding), Justification(
+        ground = _ground(body.head, branch.binding)
+        j = Justification(
             rule=body.rule,
             body=body.number,
             bindings=tuple(sorted(branch.binding.items())),
@@ -481,6 +507,10 @@ def _solve(state: _State, body: _Body, restrict: Restriction) -> Iterator[tuple[
             negatives=tuple(sorted(set(branch.negatives))) if branch.negatives else (),
             unresolved=tuple(sorted(set(branch.unresolved), key=repr)) if branch.unresolved else (),
         )
+        if _record(state, ground, j):
+            changed.add(ground)
+
+    _clauses(state, body, 0, _Branch({}, Truth.TRUE, [], [], []), restrict, conclude)
 
 
 def _confidence(state: _State, ground: Ground) -> float:
@@ -490,13 +520,14 @@ def _confidence(state: _State, ground: Ground) -> float:
     return max((j.confidence for j in d.justifications.values() if j.truth == d.truth), default=1.0)
 
 
-def _clauses(state: _State, body: _Body, i: int, branch: _Branch, restrict: Restriction) -> Iterator[_Branch]:
+def _clauses(state: _State, body: _Body, i: int, branch: _Branch, restrict: Restriction, emit: Emit) -> None:
+    """Each way the clauses from the ``i``-th on hold on this branch, handed to ``emit`` as it is found."""
     if i == len(body.clauses):
-        yield branch
+        emit(branch)
         return
     clause = body.clauses[i]
     if type(clause) is not _Pattern:  # atoms are most clauses: they pass one test, not five
-        yield from _special(state, body, clause, i, branch, restrict)
+        _special(state, body, clause, i, branch, restrict, emit)
         return
     a = clause
     only = restrict[1] if restrict is not None and restrict[0] == i else None
@@ -509,11 +540,11 @@ def _clauses(state: _State, body: _Body, i: int, branch: _Branch, restrict: Rest
         binding = _unify(a, e.ground, branch.binding)
         if binding is None:
             continue
-        yield from _clauses(
+        _clauses(
             state, body, i + 1,
             _Branch(binding, min(branch.truth, e.truth), [*branch.premises, Premise(e.ground, e.truth, derived, e.evidence)],
                     branch.negatives, branch.unresolved),
-            restrict,
+            restrict, emit,
         )  # fmt: skip
     if usable or entries or only is not None:
         return  # matched, or explicitly false, or this pass only looks at new facts
@@ -524,37 +555,38 @@ def _clauses(state: _State, body: _Body, i: int, branch: _Branch, restrict: Rest
         _dead_end(state, body, a, branch.binding)
         return
     ground = _ground(a, branch.binding)
-    yield from _clauses(
+    _clauses(
         state, body, i + 1,
         _Branch(branch.binding, min(branch.truth, Truth.UNKNOWN), branch.premises, branch.negatives, [*branch.unresolved, ground]),
-        restrict,
+        restrict, emit,
     )  # fmt: skip
 
 
-def _special(state: _State, body: _Body, clause: _Compiled, i: int, branch: _Branch, restrict: Restriction) -> Iterator[_Branch]:
+def _special(state: _State, body: _Body, clause: _Compiled, i: int, branch: _Branch, restrict: Restriction, emit: Emit) -> None:
     """A clause that is not an atom: a test, a computed value, an aggregate, a negation."""
     if isinstance(clause, _Test):
         truth = _test(clause.op, _operand(clause.left_kind, clause.left, branch.binding, body),
                       _operand(clause.right_kind, clause.right, branch.binding, body), body.rule)  # fmt: skip
-        yield from _then(state, body, i, branch, restrict, truth)
+        _then(state, body, i, branch, restrict, truth, emit)
         return
     if isinstance(clause, _Let):
         value = _operand(clause.kind, clause.value, branch.binding, body)
         if clause.var in branch.binding:  # bound already: a test that it equals the value
-            yield from _then(state, body, i, branch, restrict, _test("==", branch.binding[clause.var], value, body.rule))
+            _then(state, body, i, branch, restrict, _test("==", branch.binding[clause.var], value, body.rule), emit)
             return
-        yield from _clauses(state, body, i + 1, replace(branch, binding={**branch.binding, clause.var: value}), restrict)
+        _clauses(state, body, i + 1, replace(branch, binding={**branch.binding, clause.var: value}), restrict, emit)
         return
     if isinstance(clause, _Aggregate):
-        for after in _aggregate(state, body, clause, branch):
-            yield from _clauses(state, body, i + 1, after, restrict)
+        after = _aggregate(state, body, clause, branch)
+        if after is not None:
+            _clauses(state, body, i + 1, after, restrict, emit)
         return
     if isinstance(clause, _Negation):
-        yield from _negation(state, body, clause.pattern, i, branch, restrict)
+        _negation(state, body, clause.pattern, i, branch, restrict, emit)
         return
 
 
-def _negation(state: _State, body: _Body, a: _Pattern, i: int, branch: _Branch, restrict: Restriction) -> Iterator[_Branch]:
+def _negation(state: _State, body: _Body, a: _Pattern, i: int, branch: _Branch, restrict: Restriction, emit: Emit) -> None:
     """``not a``, the ``i``-th clause of ``body``, on this branch; then the clauses after it."""
     entries = _entries(state, a, branch.binding, None)
     premises, negatives, unresolved = branch.premises, branch.negatives, branch.unresolved
@@ -585,7 +617,7 @@ def _negation(state: _State, body: _Body, a: _Pattern, i: int, branch: _Branch, 
     value = inner.negate()
     if value == Truth.FALSE:
         return
-    yield from _clauses(state, body, i + 1, _Branch(branch.binding, min(branch.truth, value), premises, negatives, unresolved), restrict)
+    _clauses(state, body, i + 1, _Branch(branch.binding, min(branch.truth, value), premises, negatives, unresolved), restrict, emit)
 
 
 def _ground_pattern(a: _Pattern, binding: dict[str, Any]) -> bool:
@@ -661,21 +693,22 @@ def _test(op: str, left: Any, right: Any, where: str = "") -> Tested:
     return Truth.UNKNOWN, settle
 
 
-def _then(state: _State, body: _Body, i: int, branch: _Branch, restrict: Restriction, tested: Tested) -> Iterator[_Branch]:
+def _then(state: _State, body: _Body, i: int, branch: _Branch, restrict: Restriction, tested: Tested, emit: Emit) -> None:
     """The clauses after a test, on a branch as true as the test left it."""
     truth, settle = tested
     if truth == Truth.FALSE:
         return
     if truth == Truth.TRUE:
-        yield from _clauses(state, body, i + 1, branch, restrict)
+        _clauses(state, body, i + 1, branch, restrict, emit)
         return
-    yield from _clauses(
-        state, body, i + 1, replace(branch, truth=min(branch.truth, truth), unresolved=[*branch.unresolved, *settle]), restrict
+    _clauses(
+        state, body, i + 1, replace(branch, truth=min(branch.truth, truth), unresolved=[*branch.unresolved, *settle]), restrict, emit
     )
 
 
-def _aggregate(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) -> Iterator[_Branch]:
-    """The branch with the aggregate's value bound: exact when its members are all known and
+def _aggregate(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) -> _Branch | None:
+    """The branch with the aggregate's value bound (None: a min or max over nothing, which has
+    no value): exact when its members are all known and
     every pattern they were found through is closed, else the bound they allow (``gaf.arith``).
 
     The members are the distinct bindings of the variables its clauses bind, so one
@@ -688,12 +721,15 @@ def _aggregate(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) 
     state.watch = []
     members: dict[tuple[Any, ...], _Branch] = {}
     local = tuple(v for v in clause.binds if v not in branch.binding)  # a member is a binding of these
+
+    def member(found: _Branch) -> None:
+        key = tuple(found.binding.get(v) for v in local)
+        best = members.get(key)
+        if best is None or found.truth > best.truth:
+            members[key] = found
+
     try:
-        for found in _clauses(state, inner, 0, _Branch(dict(branch.binding), Truth.TRUE, [], [], []), None):
-            key = tuple(found.binding.get(v) for v in local)
-            best = members.get(key)
-            if best is None or found.truth > best.truth:
-                members[key] = found
+        _clauses(state, inner, 0, _Branch(dict(branch.binding), Truth.TRUE, [], [], []), None, member)
         watched = state.watch
         stopped = state.dead_ends[dead_ends:]
     finally:
@@ -722,7 +758,7 @@ def _aggregate(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) 
             complete=complete, sign=sign, where=body.rule,
         )  # fmt: skip
     if exists is False:
-        return  # min or max over nothing: there is no such value
+        return None  # min or max over nothing: there is no such value
     settle = tuple(dict.fromkeys([*open_patterns, *stopped_at, *(u for m in maybe for u in m.unresolved)]))
     value: Any = in_unit(unit, low) if exists and low is not None and low == high else Bound(low, high, settle, unit)
     premises = [*branch.premises, *(p for m in known for p in m.premises)]
@@ -731,7 +767,7 @@ def _aggregate(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) 
         negatives += [why for _, why in watched if why]
     truth = branch.truth if exists else min(branch.truth, Truth.UNKNOWN)
     unresolved = branch.unresolved if exists else [*branch.unresolved, *settle]
-    yield _Branch({**branch.binding, clause.var: value}, truth, premises, negatives, unresolved)
+    return _Branch({**branch.binding, clause.var: value}, truth, premises, negatives, unresolved)
 
 
 def _sign(state: _State, clause: _Aggregate) -> Sign | None:
@@ -815,10 +851,12 @@ def solutions(clauses: Sequence[Clause], facts: FactBase, binding: dict[str, Any
 
 def _condition(
     clauses: Sequence[Clause], facts: FactBase, binding: dict[str, Any], by_ref: dict[str, DerivationRule], *, strict: bool
-) -> tuple[_State, Iterator[_Branch]]:
+) -> tuple[_State, list[_Branch]]:
     """A condition evaluated as the one body of a rule nothing reads: the state it runs in
     (its dead ends are read after), and each way it holds or might."""
     ordered = schedule(clauses, binding, strict=strict)
     condition = _Body("condition@1", _CONDITION, 0, 1.0, tuple(_compiled(c, by_ref) for c in ordered), ())
     state = _State(facts=facts, idb=set())
-    return state, _clauses(state, condition, 0, _Branch(dict(binding), Truth.TRUE, [], [], []), None)
+    branches: list[_Branch] = []
+    _clauses(state, condition, 0, _Branch(dict(binding), Truth.TRUE, [], [], []), None, branches.append)
+    return state, branches

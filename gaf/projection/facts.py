@@ -18,7 +18,7 @@ from gaf.derive import Entry, Ground, Truth, holds
 from gaf.projection.cone import program_of
 from gaf.projection.weighing import closed_scopes
 from gaf.projection.weighing import ground_of as ground_of  # weighed by it there, read by it here: one definition
-from gaf.records import Evaluation, Outcome, Projection, Proposition
+from gaf.records import CompletenessDeclaration, Evaluation, Outcome, Projection, Proposition
 from gaf.rules import Atom
 from gaf.types import Quantity
 
@@ -35,37 +35,40 @@ class PolicyFacts:
     def __init__(self, policy: Projection, entries: Iterable[Entry], as_of: datetime):
         self.policy = policy
         self.by_pred: dict[str, list[Entry]] = defaultdict(list)
-        # by (predicate, subject) and (predicate, object): a pattern with a bound argument is a lookup, not a scan
-        self.by_subject: dict[tuple[str, Any], list[Entry]] = defaultdict(list)
-        self.by_object: dict[tuple[str, Any], list[Entry]] = defaultdict(list)
-        #: for each functional predicate and subject, the values accepted, with their evidence
-        self.values: dict[tuple[str, Any], dict[Any, str | None]] = defaultdict(dict)
-        functional = set(policy.functional)
         for e in entries:
             self.by_pred[e.ground[0]].append(e)
-            self.by_subject[(e.ground[0], e.ground[1])].append(e)
-            self.by_object[(e.ground[0], e.ground[2])].append(e)
-            if e.ground[0] in functional and e.truth == Truth.TRUE:
-                self.values[(e.ground[0], e.ground[1])][e.ground[2]] = e.evidence
+        # for each predicate, its entries by subject and by object, built when first asked for: a
+        # pattern with a bound argument is a lookup, not a scan, and a predicate never read so is not indexed
+        self._by_subject: dict[str, dict[Any, list[Entry]]] = {}
+        self._by_object: dict[str, dict[Any, list[Entry]]] = {}
+        self.functional = frozenset(policy.functional)
+        #: for each functional predicate and subject, the values accepted, with their evidence
+        self.values: dict[tuple[str, Any], dict[Any, str | None]] = defaultdict(dict)
+        for predicate in sorted(self.functional):
+            for e in self.by_pred.get(predicate, ()):
+                if e.truth == Truth.TRUE:
+                    self.values[(predicate, e.ground[1])][e.ground[2]] = e.evidence
         self.program = program_of(policy)
         self.derived = set(self.program.heads)
         self._rules = sorted(self.program.rules, key=lambda r: r.ref)
         self._asking: set[Ground] = set()
         self.declarations, self.ignored = closed_scopes(policy, as_of)
+        # the declarations by predicate, in id order, so the first that covers a pattern is the one named
+        self._declared: dict[str, list[CompletenessDeclaration]] = defaultdict(list)
+        for d in self.declarations:
+            self._declared[d.predicate].append(d)
 
     def match(self, predicate: str, subject: Any, obj: Any) -> list[Entry]:
         if subject is not None:
-            candidates = self.by_subject.get((predicate, subject), [])
+            found = _indexed(self._by_subject, self.by_pred, predicate, 1).get(subject, [])
+            if obj is not None:
+                found = [e for e in found if e.ground[2] == obj]
         elif obj is not None:
-            candidates = self.by_object.get((predicate, obj), [])
+            found = _indexed(self._by_object, self.by_pred, predicate, 2).get(obj, [])
         else:
-            candidates = self.by_pred.get(predicate, [])
-        found = [
-            e for e in candidates
-            if (subject is None or e.ground[1] == subject) and (obj is None or e.ground[2] == obj)
-        ]  # fmt: skip
-        if predicate not in self.policy.functional:
-            return found
+            found = self.by_pred.get(predicate, [])
+        if predicate not in self.functional:
+            return list(found)
         # One value per subject: once one is accepted, every other is false, and says which fact made it so.
         found = [self._one_value(e) for e in found]
         if not found and subject is not None and obj is not None and self.values.get((predicate, subject)):
@@ -88,7 +91,7 @@ class PolicyFacts:
             # for it might still hold there: premises absent outside a closed scope bind
             # nothing bottom-up, yet leave the conclusion open (unknown), not false.
             return None if subject is not None and self._may_derive(predicate, subject, obj) else ""
-        for d in self.declarations:
+        for d in self._declared.get(predicate, ()):
             if d.covers(predicate, subject, obj):
                 return d.id
         if subject is not None and self.values.get((predicate, subject)):
@@ -112,6 +115,18 @@ class PolicyFacts:
             return False
         finally:
             self._asking.discard(ground)
+
+
+def _indexed(indexes: dict[str, dict[Any, list[Entry]]], by_pred: dict[str, list[Entry]], predicate: str,
+             position: int) -> dict[Any, list[Entry]]:
+    """A predicate's entries by the argument at ``position`` (1 subject, 2 object), each
+    list in the order of ``by_pred``: built the first time it is asked for, then kept."""
+    index = indexes.get(predicate)
+    if index is None:
+        index = indexes[predicate] = defaultdict(list)
+        for e in by_pred.get(predicate, ()):
+            index[e.ground[position]].append(e)
+    return index
 
 
 def bind_head(head: Atom, predicate: str, subject: Any, obj: Any) -> dict[str, Any] | None:
