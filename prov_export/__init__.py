@@ -1,4 +1,4 @@
-"""PROV-O export of gaf records through rdflib, and every PROV serialisation through prov."""
+"""PROV-O export of gaf records through rdflib, and PROV-N, PROV-JSON and PROV-XML read from the same triples."""
 
 from gaf.errors import ExportError
 from prov_export.export import (

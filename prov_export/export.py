@@ -3,9 +3,10 @@
 Compliance tools consume W3C PROV; gaf's exports must load in other PROV tools,
 carry a decision's lineage down to its claims and sources, and identify each
 closure by the hash that was decided. Turtle, JSON-LD and N-Triples come from
-rdflib; PROV-N, PROV-JSON and PROV-XML from the ``prov`` package, which reads the
-very same RDF — there is no second mapping. The whole-store export streams
-N-Triples record by record, so memory stays flat as the store grows.
+rdflib (N-Triples and JSON-LD then sorted, so their bytes do not change from run to
+run); PROV-N, PROV-JSON and PROV-XML are ``prov_export.document``'s reading of the very
+same triples — there is no second mapping. The whole-store export streams N-Triples
+record by record, so memory stays flat as the store grows.
 
 Each export can also carry a canonical hash of the RDF itself: sha256 over the
 RDFC-1.0 canonical N-Quads, computed by pyoxigraph.
@@ -14,7 +15,6 @@ RDFC-1.0 canonical N-Quads, computed by pyoxigraph.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import tempfile
@@ -29,10 +29,11 @@ from gaf.canonical import kind_of
 from gaf.errors import ExportError, UnknownReference
 from gaf.records import RECORD_TYPES, Closure, Record
 from gaf.store.base import GafStore
-from prov_export.mapping import DEFAULT_BASE, GAF, PROV, Mapper
+from prov_export import document
+from prov_export.mapping import DEFAULT_BASE, GAF, ID_PREFIX, PROV, Mapper
 
 RDF_FORMATS = {"ttl": "turtle", "jsonld": "json-ld", "nt": "nt"}
-PROV_FORMATS = {"provn": "provn", "provjson": "json", "provxml": "xml"}
+PROV_FORMATS = {"provn": document.provn, "provjson": document.provjson, "provxml": document.provxml}
 FORMATS = (*RDF_FORMATS, *PROV_FORMATS)
 CANONICAL_HASH = "sha256 of RDFC-1.0 canonical N-Quads (pyoxigraph)"
 
@@ -105,9 +106,7 @@ def graph(records: Iterable[Record], *, base: str = DEFAULT_BASE) -> Graph:
     g = Graph(bind_namespaces="core")
     g.bind("prov", PROV)
     g.bind("gaf", GAF)
-    for kind in RECORD_TYPES:  # claim:3f2a… rather than an anonymous prefix, in every serialisation
-        g.bind("snapshot" if kind == "gaf" else kind.replace("_", "-"), f"{base}{kind}:")
-    g.bind("engine", f"{base}engine:")
+    g.bind(ID_PREFIX, base)  # id:claim-3f2a… rather than an anonymous prefix, in every serialisation
     given = list(records)
     mapper = Mapper(base, lookup={r.id: r for r in given}.get)
     for record in given:
@@ -119,36 +118,28 @@ def graph(records: Iterable[Record], *, base: str = DEFAULT_BASE) -> Graph:
 def serialise(g: Graph, fmt: str) -> str:
     """One graph in one of the supported formats."""
     check_format(fmt)
+    if fmt == "nt":
+        return "".join(sorted(set(g.serialize(format="nt").splitlines(keepends=True))))
+    if fmt == "jsonld":
+        return _sorted_jsonld(g.serialize(format="json-ld"))
     if fmt in RDF_FORMATS:
         return g.serialize(format=RDF_FORMATS[fmt])
-    import warnings
-
-    from prov.model import ProvDocument
-
-    with warnings.catch_warnings():
-        # prov keeps no types for roles (gaf:reliedOnAbsence a prov:Role); the roles themselves are kept
-        warnings.simplefilter("ignore", UserWarning)
-        document = ProvDocument.deserialize(content=g.serialize(format="turtle"), format="rdf", rdf_format="turtle")
-    # into our own buffer, as prov does when given none: its serialize() is typed str | None for the other cases
-    buffer = io.StringIO()
-    document.serialize(buffer, format=PROV_FORMATS[fmt])
-    return _unused_prefixes_dropped(buffer.getvalue(), fmt)
+    doc = document.read(g, {str(p): str(ns) for p, ns in g.namespaces()})
+    return PROV_FORMATS[fmt](doc)
 
 
-def _unused_prefixes_dropped(text: str, fmt: str) -> str:
-    """prov declares every namespace rdflib knows; keep only those the document uses."""
-    if fmt == "provn":
-        lines = text.splitlines()
-        body = "\n".join(line for line in lines if not line.lstrip().startswith("prefix "))
-        kept = [line for line in lines
-                if not line.lstrip().startswith("prefix ") or f"{line.split()[1]}:" in body]  # fmt: skip
-        return "\n".join(kept) + "\n"
-    if fmt == "provjson":
-        data = json.loads(text)
-        rest = json.dumps({k: v for k, v in data.items() if k != "prefix"})
-        data["prefix"] = {k: v for k, v in data.get("prefix", {}).items() if f'"{k}:' in rest or f" {k}:" in rest}
-        return json.dumps(data, indent=2)
-    return text
+def _sorted_jsonld(text: str) -> str:
+    """rdflib's JSON-LD in one order: nodes by id, each property's values sorted, keys sorted
+    (rdflib lists them in the order its store's sets give, which changes from run to run)."""
+
+    def order(value: object) -> object:
+        if isinstance(value, list):
+            return sorted((order(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True, ensure_ascii=False))
+        if isinstance(value, dict):
+            return {k: order(v) for k, v in value.items()}
+        return value
+
+    return json.dumps(order(json.loads(text)), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def canonical_hash(g: Graph) -> str:

@@ -8,9 +8,14 @@ needs more than one record, the whole store can be exported as a stream, and
 every other serialisation (PROV-N, PROV-JSON, PROV-XML) is produced from these
 same triples.
 
-IRIs come from content ids under a configurable base, so an export names the
-very closure that was decided; each record also carries its id as
-``gaf:contentHash`` and its canonical JSON as ``gaf:record``.
+IRIs come from content ids under a configurable base — ``urn:gaf:closure-12cc…`` for
+``closure:12cc…``, the kind and the hash joined by a hyphen, so that every IRI is a
+qualified name PROV-N and PROV-XML accept (``id:closure-12cc…``: a local part starts with a
+letter and holds no ``:``, ``#`` or ``/``) — and an export names the very closure that was
+decided; each record also carries its id as ``gaf:contentHash`` and its canonical JSON as
+``gaf:record``. What the records imply but do not hold — a closure's closing, a verdict's
+judging, an engine, a qualified influence — gets an IRI under the same base made from the
+ids it joins, never a blank node, so two exports of the same records are the same triples.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
-from rdflib import BNode, Literal, Namespace, URIRef
+from rdflib import Literal, Namespace, URIRef
 from rdflib.namespace import RDF, RDFS, XSD
 
 from gaf import records as r
@@ -30,6 +35,8 @@ from gaf.types import format_instant
 PROV = Namespace("http://www.w3.org/ns/prov#")
 GAF = Namespace("https://w3id.org/gaf#")
 DEFAULT_BASE = "urn:gaf:"
+#: The prefix every export binds to the base: ``id:closure-12cc…``.
+ID_PREFIX = "id"
 
 Triple = tuple[Any, Any, Any]
 
@@ -43,12 +50,27 @@ class Mapper:
         does not name. Without it, a fact's lineage stops at the activity that generated it."""
         self.base = base
         self.lookup = lookup
+        #: the engines named so far, by IRI: an association with one declares it
+        self._engines: dict[URIRef, str] = {}
 
     def iri(self, record_id: str) -> URIRef:
-        return URIRef(self.base + record_id)
+        """A record's IRI: ``closure:12cc…`` is ``{base}closure-12cc…``."""
+        return URIRef(self.base + record_id.replace(":", "-", 1))
+
+    def implied(self, what: str, record_id: str) -> URIRef:
+        """The IRI of something a record implies, named by what it is and the record's hash:
+        ``{base}closing-12cc…`` for the closing of ``closure:12cc…``."""
+        return URIRef(f"{self.base}{what}-{record_id.partition(':')[2]}")
 
     def engine(self, name: str) -> URIRef:
-        return URIRef(f"{self.base}engine:{name}")
+        """An engine by name and version: ``gaf-hcategoriser/2`` is ``{base}engine-gaf-hcategoriser.2``."""
+        iri = URIRef(f"{self.base}engine-{_safe(name)}")
+        self._engines[iri] = name
+        return iri
+
+    def influence(self, what: str, *between: object) -> URIRef:
+        """A qualified influence's IRI, made from the IRIs it joins (and its role or plan)."""
+        return URIRef(f"{self.base}{what}-{_digest(*between)}")
 
     def triples(self, record: r.Record) -> Iterator[Triple]:
         """Every triple one record contributes."""
@@ -206,7 +228,7 @@ class Mapper:
         yield activity, PROV.used, basis
 
     def _closure(self, s: URIRef, c: r.Closure) -> Iterator[Triple]:
-        closing = URIRef(f"{s}#closing")
+        closing = self.implied("closing", c.id)
         yield from self._decided(s, GAF.Closure, f"{c.question} — {c.subject}", closing, self.iri(c.gaf))
         yield s, PROV.generatedAtTime, _time(c.closed_at)
         yield from self._activity(closing, GAF.Closing, c.closed_at, c.closed_at)
@@ -218,13 +240,13 @@ class Mapper:
             yield s, PROV.wasRevisionOf, self.iri(old)
             yield self.iri(old), PROV.wasInvalidatedBy, closing
             yield self.iri(old), PROV.invalidatedAtTime, _time(c.closed_at)
-        bundle = URIRef(f"{s}#bundle")
+        bundle = self.implied("bundle", c.id)
         yield bundle, RDF.type, PROV.Bundle
         yield bundle, RDF.type, PROV.Entity
         yield bundle, PROV.wasDerivedFrom, s
 
     def _verdict(self, s: URIRef, v: r.Verdict) -> Iterator[Triple]:
-        judging = URIRef(f"{s}#judging")
+        judging = self.implied("judging", v.id)
         label = f"{v.label} ({v.strength:+g}; interval {v.low:+g} … {v.high:+g})"
         yield from self._decided(s, GAF.Verdict, label, judging, self.iri(v.closure))
         yield from self._activity(judging, GAF.VerdictComputation)
@@ -296,7 +318,7 @@ class Mapper:
     @staticmethod
     def _qualified(
         activity: URIRef, direct: URIRef, qualified: URIRef, influence: URIRef, target_property: URIRef, target: URIRef,
-        node: BNode, detail: tuple[URIRef, URIRef],
+        node: URIRef, detail: tuple[URIRef, URIRef],
     ) -> Iterator[Triple]:  # fmt: skip
         """A PROV relation and its qualified form: ``activity direct target``, and the
         influence node that says the same with one more detail (a plan, a role)."""
@@ -308,15 +330,15 @@ class Mapper:
 
     def _associated(self, activity: URIRef, agent: URIRef, plan: URIRef) -> Iterator[Triple]:
         """prov:wasAssociatedWith, and its qualified form naming the plan followed."""
-        node = BNode(f"assoc-{_tail(activity)}-{_tail(agent)}")
+        node = self.influence("association", activity, agent, plan)
         yield from self._qualified(activity, PROV.wasAssociatedWith, PROV.qualifiedAssociation, PROV.Association, PROV.agent,
                                    agent, node, (PROV.hadPlan, plan))  # fmt: skip
-        if str(agent).startswith(f"{self.base}engine:"):
-            yield from self._engine(str(agent)[len(f"{self.base}engine:"):])
+        if (name := self._engines.get(agent)) is not None:
+            yield from self._engine(name)
 
     def _used(self, activity: URIRef, entity: URIRef, role: URIRef) -> Iterator[Triple]:
         """prov:used, and its qualified form with the role the entity played."""
-        node = BNode(f"use-{_tail(activity)}-{_tail(entity)}-{_tail(role)}")
+        node = self.influence("usage", activity, entity, role)
         yield from self._qualified(activity, PROV.used, PROV.qualifiedUsage, PROV.Usage, PROV.entity, entity, node,
                                    (PROV.hadRole, role))  # fmt: skip
         yield role, RDF.type, PROV.Role
@@ -339,6 +361,12 @@ def _refs(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def _tail(iri: Any) -> str:
-    """A short, deterministic, label-safe blank-node name part for an IRI."""
-    return hashlib.sha256(str(iri).encode("utf-8")).hexdigest()[:16]
+def _digest(*parts: object) -> str:
+    """A short, deterministic name part for what some IRIs join."""
+    return hashlib.sha256("\n".join(map(str, parts)).encode("utf-8")).hexdigest()[:32]
+
+
+def _safe(name: str) -> str:
+    """A name as an IRI's local part every PROV format accepts: letters, digits, ``-`` and
+    ``_`` kept, anything else a ``.``."""
+    return "".join(c if (c.isascii() and c.isalnum()) or c in "-_" else "." for c in name)

@@ -30,7 +30,7 @@ def export_prov(
     base: Annotated[str, typer.Option(help="IRI base for record ids.")] = "urn:gaf:",
     store: StoreOpt = None,
 ) -> None:
-    """Export W3C PROV: PROV-O through rdflib, PROV-N/JSON/XML through prov, from one mapping.
+    """Export W3C PROV: PROV-O through rdflib, and PROV-N/JSON/XML read from the same triples (one mapping).
 
     The summary, one line of JSON on stderr, carries the RDFC-1.0 canonical hash of the exported RDF.
 

@@ -41,6 +41,7 @@ def project(
     as_of: Annotated[Optional[str], typer.Option(help="Transaction time to project as of (ISO 8601); default now.")] = None,
     auto_accept_at: Annotated[float, typer.Option(help="Accept candidates at or above this confidence; route the rest.")] = 1.0,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate and show the candidates; open the store read-only and write nothing.")] = False,
+    at: Annotated[Optional[str], typer.Option("--at", help="When the acceptance is decided (ISO 8601); default now.")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -49,9 +50,10 @@ def project(
     [b]Examples[/b]
 
       gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-07-15
+      gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-07-15 --at 2026-07-15T11:00:00Z
       gaf project rent-delinquency --reviewer registry-clerk --dry-run --json
     """
-    now = datetime.now(timezone.utc)
+    now = to_instant(at) if at else datetime.now(timezone.utc)
     when = to_instant(as_of) if as_of else now
     with open_store(store, read_only=dry_run) as s:  # a dry run reads, so it runs beside another process's writes
         policy = policies.resolve(s, name, Projection, where="NAME")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -51,22 +51,26 @@ def _print_reopened(done: Any) -> None:
 @command(reopen_app, "new-claim")
 def reopen_new_claim(
     path: Annotated[Path, typer.Argument(help="A claims file: its claims are ingested, then what they affect is reopened.")],
-    reviewer: ReviewerOpt, as_of: AsOfOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+    reviewer: ReviewerOpt, as_of: AsOfOpt = None,
+    at: Annotated[Optional[str], typer.Option("--at", help="When the claims are recorded and the closures reopened (ISO 8601); default now.")] = None,
+    store: StoreOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Ingest new evidence and reopen every standing closure it reaches.
 
     [b]Examples[/b]
 
       gaf reopen new-claim examples/rent/claim-e.yaml --reviewer registry-clerk --as-of 2026-07-21
+      gaf reopen new-claim claim-e.yaml --reviewer registry-clerk --as-of 2026-07-21 --at 2026-07-21T09:00:00Z
     """
     import impact
 
     when = parse_time(as_of)
+    recorded = parse_time(at)
     with open_store(store) as s:
-        report = ingest_records(s, path, recorded_at=utc_now())
+        report = ingest_records(s, path, recorded_at=recorded)
         claims = [r for r in s.get_many(report.write.written + report.write.existing).values() if isinstance(r, Claim)]
         who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
-        results = reopening.after_new_claims(s, claims, impact=impact, reviewer=who, at=utc_now(), as_of=when,
+        results = reopening.after_new_claims(s, claims, impact=impact, reviewer=who, at=recorded, as_of=when,
                                           signing_key=signing_key())
     def text() -> None:
         for r in results:
