@@ -293,11 +293,15 @@ def _timed(names: _Names, relations: dict[tuple[str, str, str], list[Relation]],
            prop: URIRef, kind: str) -> None:  # fmt: skip
     """An entity's generation (or invalidation) time, on the relations that generated it
     without one, or as a relation of its own when no activity is known."""
+    keys: dict[str, list[tuple[str, str, str]]] = defaultdict(list)  # this kind's relations by their first argument
+    for key in relations:
+        if key[0] == kind:
+            keys[key[1]].append(key)
     for (s, p), at in sorted(times.items()):
         if p != prop:
             continue
         entity = names.of(s)
-        mine = [(key, r) for key, rs in relations.items() if key[0] == kind and key[1] == entity for r in rs]
+        mine = [(key, r) for key in keys.get(entity, ()) for r in relations[key]]
         for time in sorted(set(at)):
             if any(r.args[2] == time for _, r in mine):
                 continue
