@@ -21,21 +21,22 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from rdflib import Graph
 
 from gaf.canonical import kind_of
 from gaf.errors import ExportError, UnknownReference
-from gaf.records import RECORD_TYPES, Closure, Record
+from gaf.records import RECORD_TYPES, AcceptedFact, Closure, Record
 from gaf.store.base import GafStore
-from prov_export import document
-from prov_export.mapping import DEFAULT_BASE, GAF, ID_PREFIX, PROV, Mapper
+from prov_export import document, ntriples
+from prov_export.mapping import DEFAULT_BASE, GAF, ID_PREFIX, PROV, Mapper, Triple
 
 RDF_FORMATS = {"ttl": "turtle", "jsonld": "json-ld", "nt": "nt"}
 PROV_FORMATS = {"provn": document.provn, "provjson": document.provjson, "provxml": document.provxml}
 FORMATS = (*RDF_FORMATS, *PROV_FORMATS)
 CANONICAL_HASH = "sha256 of RDFC-1.0 canonical N-Quads (pyoxigraph)"
+STREAMED_HASH = "sha256 of the sorted distinct canonical N-Triples lines, as written (RDFC-1.0 canonical N-Quads: no blank nodes)"
 
 
 def check_format(fmt: str) -> None:
@@ -119,7 +120,7 @@ def serialise(g: Graph, fmt: str) -> str:
     """One graph in one of the supported formats."""
     check_format(fmt)
     if fmt == "nt":
-        return "".join(sorted(set(g.serialize(format="nt").splitlines(keepends=True))))
+        return "".join(sorted(ntriples.lines(g)))
     if fmt == "jsonld":
         return _sorted_jsonld(g.serialize(format="json-ld"))
     if fmt in RDF_FORMATS:
@@ -163,57 +164,104 @@ class Exported:
     records: int
     canonical_hash: str | None = None
 
+    #: how the hash was computed: from the graph (pyoxigraph) or from the lines as they were written
+    hash_method: str = CANONICAL_HASH
+
     def to_dict(self) -> dict[str, str | int | None]:
         return {"path": self.path, "format": self.format, "triples": self.triples, "records": self.records,
-                "canonical_hash": self.canonical_hash, "canonical_hash_method": CANONICAL_HASH if self.canonical_hash else None}  # fmt: skip
+                "canonical_hash": self.canonical_hash, "canonical_hash_method": self.hash_method if self.canonical_hash else None}  # fmt: skip
 
 
-def export(records: list[Record], fmt: str, out: str | Path | None, *, base: str = DEFAULT_BASE, with_hash: bool = True) -> tuple[Exported, str | None]:
-    """Export some records; write to ``out`` (atomically) or return the text when ``out`` is None."""
+def export(records: list[Record], fmt: str, out: str | Path | None, *, base: str = DEFAULT_BASE, with_hash: bool = True,
+           force: bool = False) -> tuple[Exported, str | None]:  # fmt: skip
+    """Export some records; write to ``out`` (atomically; a file there is kept unless ``force``)
+    or return the text when ``out`` is None."""
     check_format(fmt)
     g = graph(records, base=base)
     text = serialise(g, fmt)
     result = Exported(str(out) if out else None, fmt, len(g), len(records), canonical_hash(g) if with_hash else None)
     if out is None:
         return result, text
-    _atomic_write(Path(out), lambda f: f.write(text))
+    _atomic_write(Path(out), lambda f: f.write(text), force=force)
     return result, None
 
 
-def stream_all(store: GafStore, out: str | Path, *, base: str = DEFAULT_BASE, progress: Callable[[int], None] | None = None) -> Exported:
-    """The whole store as N-Triples, written record by record: memory stays flat."""
-    mapper = Mapper(base, lookup=store.get)
-    count = triples = 0
+def mapped(store: GafStore, mapper: Mapper) -> Iterator[tuple[Record, Iterator[Triple]]]:
+    """Every record of the store (``all_records``) with its triples: an accepted fact's
+    lineage needs its justification, fetched with those of the 2,000 facts beside it
+    rather than one read per fact."""
+    facts: list[AcceptedFact] = []
+
+    def with_justifications() -> Iterator[tuple[Record, Iterator[Triple]]]:
+        mapper.lookup = store.get_many(sorted({f.justification for f in facts})).get
+        for fact in facts:
+            yield fact, mapper.triples(fact)
+        mapper.lookup = None
+        facts.clear()
+
+    for record in all_records(store):
+        if isinstance(record, AcceptedFact):
+            facts.append(record)
+            if len(facts) >= 2000:
+                yield from with_justifications()
+            continue
+        if facts:
+            yield from with_justifications()
+        yield record, mapper.triples(record)
+    if facts:
+        yield from with_justifications()
+
+
+def stream_all(store: GafStore, out: str | Path, *, base: str = DEFAULT_BASE, progress: Callable[[int], None] | None = None,
+               force: bool = False, sort_bound: int = 64 * 2**20) -> Exported:  # fmt: skip
+    """The whole store as N-Triples, sorted and distinct, in memory bounded by ``sort_bound``
+    (``ntriples.SortedLines``) and never a graph: each record's triples become lines as it is
+    read. The hash is taken from the lines as they are written: the graph's canonical hash."""
+    path = Path(out)
+    sorted_lines = ntriples.SortedLines(path.parent if str(path.parent) else ".", bound=sort_bound)
+    count = 0
+    for _, triples in mapped(store, Mapper(base)):
+        sorted_lines.add(ntriples.lines(triples))
+        count += 1
+        if progress and count % 1000 == 0:
+            progress(count)
+    written: dict[str, Any] = {}
 
     def write(f: IO[str]) -> None:
-        nonlocal count, triples
-        for record in all_records(store):
-            g = Graph()
-            for triple in mapper.triples(record):
-                g.add(triple)
-            f.write(g.serialize(format="nt"))
-            triples += len(g)
-            count += 1
-            if progress and count % 1000 == 0:
-                progress(count)
+        written["triples"], written["hash"] = sorted_lines.write(f)
 
-    _atomic_write(Path(out), write)
-    return Exported(str(out), "nt", triples, count)
+    _atomic_write(path, write, force=force)
+    return Exported(str(out), "nt", written["triples"], count, written["hash"], STREAMED_HASH)
 
 
-def _atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
-    """Write to a temporary file beside ``path`` and rename it: no partial file is ever left."""
+def _atomic_write(path: Path, write: Callable[[IO[str]], object], *, force: bool = False) -> None:
+    """Write to a temporary file beside ``path`` and rename it: no partial file is ever left,
+    and the file gets the mode any new file of the user's gets (their umask). A file already
+    at ``path`` is kept unless ``force``."""
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
         raise ExportError(f"cannot write {path}: no directory {directory}")
+    if path.exists() and not force:
+        raise ExportError(f"{path} exists", hint="--force replaces it; or give another --out")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
     except OSError as exc:
         raise ExportError(f"cannot write {path}: {exc.strerror}") from None
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             write(f)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise ExportError(f"cannot write {path}: {exc.strerror or exc}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it: it is set straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -3,8 +3,11 @@
 Each record maps to triples on its own — what it is (entity, activity, agent,
 plan), who it is attributed to, what it used and generated, and, where a role
 matters, the qualified form (the policy as the plan of an association; a usage
-that "relied on the absence of claims in this closed scope"). Because no triple
-needs more than one record, the whole store can be exported as a stream, and
+that "relied on the absence of claims in this closed scope"; a claim's attribution
+to its observer and to its source, told apart by type; a fact's derivation from a
+claim through the evaluation that weighed it and that evaluation's usage of it).
+Because no triple needs more than one record (an accepted fact also reads its
+justification, through ``lookup``), the whole store can be exported as a stream, and
 every other serialisation (PROV-N, PROV-JSON, PROV-XML) is produced from these
 same triples.
 
@@ -23,17 +26,48 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from rdflib import Literal, Namespace, URIRef
-from rdflib.namespace import RDF, RDFS, XSD
+from rdflib import namespace as _rdflib
+from rdflib.term import _is_valid_uri
 
 from gaf import records as r
 from gaf.canonical import kind_prefix
+from gaf.errors import ExportError
 from gaf.types import format_instant
 
-PROV = Namespace("http://www.w3.org/ns/prov#")
-GAF = Namespace("https://w3id.org/gaf#")
+
+class _Namespace(Namespace):
+    """A namespace whose terms are made once: after its first use ``PROV.used`` is an
+    attribute, not a new, checked URIRef (rdflib makes one on every access, which the
+    mapper, at a dozen terms a record, would pay millions of times in a store's export)."""
+
+    def __getattr__(self, name: str) -> URIRef:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        term = self.term(name)
+        self.__dict__[name] = term
+        return term
+
+
+class _Defined:
+    """rdflib's RDF, RDFS and XSD, each term looked up once (their attribute access is a
+    metaclass call every time)."""
+
+    def __init__(self, namespace: Any):
+        self._namespace = namespace
+
+    def __getattr__(self, name: str) -> URIRef:
+        term: URIRef = getattr(self._namespace, name)
+        setattr(self, name, term)
+        return term
+
+
+PROV = _Namespace("http://www.w3.org/ns/prov#")
+GAF = _Namespace("https://w3id.org/gaf#")
+RDF, RDFS, XSD = _Defined(_rdflib.RDF), _Defined(_rdflib.RDFS), _Defined(_rdflib.XSD)
 DEFAULT_BASE = "urn:gaf:"
 #: The prefix every export binds to the base: ``id:closure-12cc…``.
 ID_PREFIX = "id"
@@ -48,6 +82,8 @@ class Mapper:
         """``lookup`` finds a record by id (among those exported, or in the store): an accepted
         fact is derived from the claims or facts its justification used, which its own record
         does not name. Without it, a fact's lineage stops at the activity that generated it."""
+        if not _is_valid_uri(base):
+            raise ExportError(f"not an IRI base: {base!r}", hint="an absolute IRI without spaces, quotes or <>, e.g. urn:gaf: or https://gaf.example.org/")
         self.base = base
         self.lookup = lookup
         #: the engines named so far, by IRI: an association with one declares it
@@ -55,12 +91,12 @@ class Mapper:
 
     def iri(self, record_id: str) -> URIRef:
         """A record's IRI: ``closure:12cc…`` is ``{base}closure-12cc…``."""
-        return URIRef(self.base + record_id.replace(":", "-", 1))
+        return _iri(self.base + record_id.replace(":", "-", 1))
 
     def implied(self, what: str, record_id: str) -> URIRef:
         """The IRI of something a record implies, named by what it is and the record's hash:
         ``{base}closing-12cc…`` for the closing of ``closure:12cc…``."""
-        return URIRef(f"{self.base}{what}-{record_id.partition(':')[2]}")
+        return _iri(f"{self.base}{what}-{record_id.partition(':')[2]}")
 
     def engine(self, name: str) -> URIRef:
         """An engine by name and version: ``gaf-hcategoriser/2`` is ``{base}engine-gaf-hcategoriser.2``."""
@@ -70,7 +106,7 @@ class Mapper:
 
     def influence(self, what: str, *between: object) -> URIRef:
         """A qualified influence's IRI, made from the IRIs it joins (and its role or plan)."""
-        return URIRef(f"{self.base}{what}-{_digest(*between)}")
+        return _iri(f"{self.base}{what}-{_digest(*between)}")
 
     def triples(self, record: r.Record) -> Iterator[Triple]:
         """Every triple one record contributes."""
@@ -120,9 +156,9 @@ class Mapper:
     def _claim(self, s: URIRef, c: r.Claim) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Entity
         yield s, RDF.type, GAF.Claim
-        yield s, PROV.wasAttributedTo, self.iri(c.observer)
+        yield from self._attributed(s, self.iri(c.observer), GAF.ObserverAttribution)
         yield s, GAF.fromSource, self.iri(c.source)
-        yield s, PROV.wasAttributedTo, self.iri(c.source)
+        yield from self._attributed(s, self.iri(c.source), GAF.SourceAttribution)
         yield s, PROV.generatedAtTime, _time(c.recorded_at)
         for st in c.statements:
             yield s, GAF.asserts if st.polarity == "affirmed" else GAF.denies, self.iri(st.proposition().id)
@@ -152,51 +188,46 @@ class Mapper:
 
     def _evaluation(self, s: URIRef, e: r.Evaluation) -> Iterator[Triple]:
         yield from self._activity(s, GAF.Evaluation)
-        yield from self._associated(s, self.engine("gaf-projection"), self.iri(e.projection))
+        yield from self._associated(s, self.engine("gaf-projection"), (PROV.hadPlan, self.iri(e.projection)))
         yield s, GAF.evaluates, self.iri(e.proposition)
         yield s, RDFS.comment, Literal(f"{e.outcome.value}: {e.reason}")
-        for role, claims in ((GAF.supporting, e.supporting), (GAF.refuting, e.refuting)):
-            for claim in claims:
-                yield from self._used(s, self.iri(claim), role)
-        for scope in e.absent_in:
-            yield from self._used(s, self.iri(scope), GAF.reliedOnAbsence)
+        for ref, role in _inputs(e):
+            yield from self._used(s, self.iri(ref), role)
 
     def _derivation(self, s: URIRef, d: r.Derivation) -> Iterator[Triple]:
         yield from self._activity(s, GAF.Derivation)
-        yield from self._associated(s, self.engine("gaf-projection"), self.iri(d.projection))
+        yield from self._associated(s, self.engine("gaf-projection"), (PROV.hadPlan, self.iri(d.projection)))
         yield s, GAF.concludes, self.iri(d.conclusion)
         yield s, RDFS.label, Literal(d.rule)
         for premise in d.premises:
             if kind_prefix(premise) == "evaluation":
                 yield s, PROV.wasInformedBy, self.iri(premise)  # an explicit rejection it relied on
-            else:
-                yield from self._used(s, self.iri(premise), GAF.premise)
-        for scope in d.negative_premises:
-            yield from self._used(s, self.iri(scope), GAF.reliedOnAbsence)
+        for ref, role in _inputs(d):
+            yield from self._used(s, self.iri(ref), role)
 
     def _fact(self, s: URIRef, f: r.AcceptedFact) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Entity
         yield s, RDF.type, GAF.AcceptedFact
         yield s, PROV.wasGeneratedBy, self.iri(f.justification)
         yield s, GAF.states, self.iri(f.proposition)
-        # Lineage a standard query follows (prov:wasDerivedFrom+): from the fact to every claim its
-        # evaluation weighed, or to the facts its derivation used — and from those, on down.
+        # Lineage a standard query follows (prov:wasDerivedFrom+): from the fact to everything the
+        # activity that generated it used — its evaluation's claims, its derivation's premise facts,
+        # and the closed scopes either relied on — and from those, on down.
         justification = self.lookup(f.justification) if self.lookup else None
-        if isinstance(justification, r.Evaluation):
-            for claim in sorted({*justification.supporting, *justification.refuting}):
-                yield s, PROV.wasDerivedFrom, self.iri(claim)
-        elif isinstance(justification, r.Derivation):
-            for premise in justification.premises:
-                if kind_prefix(premise) == "fact":
-                    yield s, PROV.wasDerivedFrom, self.iri(premise)
+        if isinstance(justification, (r.Evaluation, r.Derivation)):
+            activity = self.iri(f.justification)
+            for ref, role in _inputs(justification):
+                yield from self._derived(s, self.iri(ref), activity, role)
 
     def _decision(self, s: URIRef, d: r.Decision) -> Iterator[Triple]:
         yield from self._activity(s, GAF.Acceptance, d.decided_at, d.decided_at)
-        yield s, PROV.wasAssociatedWith, self.iri(d.reviewer)
+        reviewer = self.iri(d.reviewer)
+        yield from self._associated(s, reviewer, (PROV.hadRole, GAF.reviewer))
+        yield GAF.reviewer, RDF.type, PROV.Role
         yield s, RDFS.comment, Literal(d.reason)
         for fact in d.accepted:
             yield s, GAF.accepted, self.iri(fact)
-            yield self.iri(fact), PROV.wasAttributedTo, self.iri(d.reviewer)  # who let it in
+            yield from self._attributed(self.iri(fact), reviewer, GAF.ReviewerAttribution)  # who let it in
 
     def _gaf(self, s: URIRef, g: r.GAF) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Entity
@@ -232,7 +263,7 @@ class Mapper:
         yield from self._decided(s, GAF.Closure, f"{c.question} — {c.subject}", closing, self.iri(c.gaf))
         yield s, PROV.generatedAtTime, _time(c.closed_at)
         yield from self._activity(closing, GAF.Closing, c.closed_at, c.closed_at)
-        yield from self._associated(closing, self.engine(c.engine), self.iri(c.rules))
+        yield from self._associated(closing, self.engine(c.engine), (PROV.hadPlan, self.iri(c.rules)))
         yield s, GAF.underPolicy, self.iri(c.projection)
         for scope in c.completeness:
             yield from self._used(closing, self.iri(scope), GAF.reliedOnAbsence)
@@ -269,7 +300,7 @@ class Mapper:
         yield from self._activity(s, GAF.Action, a.requested_at)
         yield s, RDFS.label, Literal(f"{a.action_kind} on {a.subject}")
         yield s, PROV.used, self.iri(a.verdict)
-        yield from self._associated(s, self.iri(a.authorised_by), self.iri(a.policy))
+        yield from self._associated(s, self.iri(a.authorised_by), (PROV.hadPlan, self.iri(a.policy)))
         yield s, GAF.underGrant, self.iri(a.grant)
         if a.compensates:
             yield s, GAF.compensates, self.iri(a.compensates)
@@ -317,31 +348,54 @@ class Mapper:
 
     @staticmethod
     def _qualified(
-        activity: URIRef, direct: URIRef, qualified: URIRef, influence: URIRef, target_property: URIRef, target: URIRef,
-        node: URIRef, detail: tuple[URIRef, URIRef],
+        subject: URIRef, direct: URIRef, target: URIRef, qualified: URIRef, node: URIRef, influence: URIRef,
+        *details: tuple[URIRef, URIRef],
     ) -> Iterator[Triple]:  # fmt: skip
-        """A PROV relation and its qualified form: ``activity direct target``, and the
-        influence node that says the same with one more detail (a plan, a role)."""
-        yield activity, direct, target
-        yield activity, qualified, node
+        """A PROV relation and its qualified form: ``subject direct target``, and the
+        influence node that says the same with more (the target, then a plan, a role, an activity)."""
+        yield subject, direct, target
+        yield subject, qualified, node
         yield node, RDF.type, influence
-        yield node, target_property, target
-        yield node, *detail
+        for detail in details:
+            yield node, *detail
 
-    def _associated(self, activity: URIRef, agent: URIRef, plan: URIRef) -> Iterator[Triple]:
-        """prov:wasAssociatedWith, and its qualified form naming the plan followed."""
-        node = self.influence("association", activity, agent, plan)
-        yield from self._qualified(activity, PROV.wasAssociatedWith, PROV.qualifiedAssociation, PROV.Association, PROV.agent,
-                                   agent, node, (PROV.hadPlan, plan))  # fmt: skip
+    def _associated(self, activity: URIRef, agent: URIRef, detail: tuple[URIRef, URIRef]) -> Iterator[Triple]:
+        """prov:wasAssociatedWith, and its qualified form naming the plan followed
+        (``prov:hadPlan``) or the role the agent played (``prov:hadRole``)."""
+        node = self.influence("association", activity, agent, detail[1])
+        yield from self._qualified(activity, PROV.wasAssociatedWith, agent, PROV.qualifiedAssociation, node, PROV.Association,
+                                   (PROV.agent, agent), detail)  # fmt: skip
         if (name := self._engines.get(agent)) is not None:
             yield from self._engine(name)
 
+    def _attributed(self, entity: URIRef, agent: URIRef, kind: URIRef) -> Iterator[Triple]:
+        """prov:wasAttributedTo, and its qualified form typed with the capacity the agent
+        answers for the entity in (observer, source, reviewer). A type, not a role: PROV-O
+        gives ``prov:hadRole`` to usages, generations, associations, starts and ends only, and
+        PROV-DM an attribution no ``prov:role`` — but any relation a ``prov:type``."""
+        node = self.influence("attribution", entity, agent, kind)
+        yield from self._qualified(entity, PROV.wasAttributedTo, agent, PROV.qualifiedAttribution, node, PROV.Attribution,
+                                   (PROV.agent, agent), (RDF.type, kind))  # fmt: skip
+
+    def _usage(self, activity: URIRef, entity: URIRef, role: URIRef) -> URIRef:
+        """The IRI of an activity's qualified usage of an entity in a role: made where the
+        activity is mapped, and named again by a derivation through it."""
+        return self.influence("usage", activity, entity, role)
+
     def _used(self, activity: URIRef, entity: URIRef, role: URIRef) -> Iterator[Triple]:
         """prov:used, and its qualified form with the role the entity played."""
-        node = self.influence("usage", activity, entity, role)
-        yield from self._qualified(activity, PROV.used, PROV.qualifiedUsage, PROV.Usage, PROV.entity, entity, node,
-                                   (PROV.hadRole, role))  # fmt: skip
+        yield from self._qualified(activity, PROV.used, entity, PROV.qualifiedUsage, self._usage(activity, entity, role),
+                                   PROV.Usage, (PROV.entity, entity), (PROV.hadRole, role))  # fmt: skip
         yield role, RDF.type, PROV.Role
+
+    def _derived(self, entity: URIRef, source: URIRef, activity: URIRef, role: URIRef) -> Iterator[Triple]:
+        """prov:wasDerivedFrom, and its qualified form naming the activity that generated the
+        entity and its usage of the source, whose ``prov:hadRole`` says how the source counted
+        (the derivation carries none: PROV-O gives a role to the usage, not the derivation)."""
+        usage = self._usage(activity, source, role)
+        node = self.influence("derivation", entity, source, usage)
+        yield from self._qualified(entity, PROV.wasDerivedFrom, source, PROV.qualifiedDerivation, node, PROV.Derivation,
+                                   (PROV.entity, source), (PROV.hadActivity, activity), (PROV.hadUsage, usage))  # fmt: skip
 
     def _engine(self, name: str) -> Iterator[Triple]:
         e = self.engine(name)
@@ -351,8 +405,31 @@ class Mapper:
         yield e, RDFS.label, Literal(name)
 
 
+def _iri(value: str) -> URIRef:
+    """An IRI made of the checked base and a record id's kind and hex hash (or an implied
+    node's name): valid by construction, so rdflib's check of every character is skipped."""
+    return str.__new__(URIRef, value)
+
+
+@lru_cache(maxsize=4096)
 def _time(at: datetime) -> Literal:
+    """A time as xsd:dateTime (many records share one: the cache saves parsing it again)."""
     return Literal(format_instant(at), datatype=XSD.dateTime)
+
+
+def _inputs(activity: r.Evaluation | r.Derivation) -> Iterator[tuple[str, URIRef]]:
+    """What an evaluation or a derivation used, each with its role: the claims it weighed
+    (supporting, refuting) or the facts it reasoned from (premise), and the closed scopes in
+    which it relied on the absence of claims. The activity's usages and the derivations of
+    the fact it generates are both made from this one list, so they name the same usages."""
+    if isinstance(activity, r.Evaluation):
+        yield from ((claim, GAF.supporting) for claim in activity.supporting)
+        yield from ((claim, GAF.refuting) for claim in activity.refuting)
+        scopes = activity.absent_in
+    else:
+        yield from ((p, GAF.premise) for p in activity.premises if kind_prefix(p) != "evaluation")  # a rejection informs, is not used
+        scopes = activity.negative_premises
+    yield from ((scope, GAF.reliedOnAbsence) for scope in scopes)
 
 
 def _refs(value: Any) -> list[str]:

@@ -28,37 +28,45 @@ def export_prov(
     fmt: Annotated[str, typer.Option("--format", help="ttl, jsonld, nt, provn, provjson or provxml.")] = "ttl",
     out_path: Annotated[Optional[Path], typer.Option("--out", help="Write here (atomically) instead of stdout.")] = None,
     base: Annotated[str, typer.Option(help="IRI base for record ids.")] = "urn:gaf:",
+    force: Annotated[bool, typer.Option("--force", help="Replace the file at --out if there is one.")] = False,
     store: StoreOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Export W3C PROV: PROV-O through rdflib, and PROV-N/JSON/XML read from the same triples (one mapping).
 
-    The summary, one line of JSON on stderr, carries the RDFC-1.0 canonical hash of the exported RDF.
+    The summary, one line of JSON on stderr (with --json, on stdout: then --out is needed), carries the
+    RDFC-1.0 canonical hash of the exported RDF and the number of distinct triples. --all writes them
+    sorted and distinct, the hash taken as they are written, in memory that does not grow with the store.
 
     [b]Examples[/b]
 
       gaf export prov --closure closure:aca0… --format ttl --out july.ttl
       gaf export prov --subject rent:lease-17/2026-07 --format provn
-      gaf export prov --all --format nt --out store.nt
+      gaf export prov --all --format nt --out store.nt --json
     """
     import prov_export
 
     if sum(bool(x) for x in (closure_id, subject, everything)) != 1:
         raise GafError("give exactly one of --closure, --subject or --all")
     prov_export.check_format(fmt)
+    if as_json and out_path is None:
+        raise GafError("--json prints the summary on stdout, where the export would go", hint="give --out FILE")
     with open_store(store, read_only=True) as s:
         if everything:
             if out_path is None or fmt != "nt":
                 raise prov_export.ExportError("--all streams N-Triples to a file: use --format nt --out FILE")
             with progress_bar(False) as bar:
                 task = bar.add_task("exporting", total=sum(s.counts().values()))
-                result = prov_export.stream_all(s, out_path, base=base, progress=lambda n: bar.update(task, completed=n))
+                result = prov_export.stream_all(s, out_path, base=base, force=force,
+                                                progress=lambda n: bar.update(task, completed=n))  # fmt: skip
             text = None
         else:
             records = prov_export.lineage(s, closure_id) if closure_id else prov_export.subject_lineage(s, subject)  # type: ignore[arg-type]
-            result, text = prov_export.export(records, fmt, out_path, base=base)
+            result, text = prov_export.export(records, fmt, out_path, base=base, force=force)
     if text is not None:
         sys.stdout.write(text)
-    sys.stderr.write(json.dumps(result.to_dict()) + "\n")  # one line for machines, never wrapped at the terminal's width
+    summary = json.dumps(result.to_dict()) + "\n"  # one line for machines, never wrapped at the terminal's width
+    (sys.stdout if as_json else sys.stderr).write(summary)
 
 
 @command(app)

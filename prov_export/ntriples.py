@@ -1,0 +1,148 @@
+"""N-Triples written straight from the mapping's terms, in canonical form, sorted and distinct.
+
+The mapping (``prov_export.mapping``) yields rdflib terms; a format that needs a graph
+(Turtle, JSON-LD, the PROV documents) builds one. N-Triples needs none: each triple is one
+line, so this module writes the line itself — in the canonical form of RDF 1.2 N-Triples
+that RDFC-1.0 hashes (an IRI as ``<…>``; a literal's ``"``, ``\\``, and the control
+characters escaped, ``\\t`` ``\\b`` ``\\n`` ``\\f`` ``\\r`` as themselves and the others as
+``\\u00XX`` in upper case; no ``^^xsd:string``; a language tag in lower case).
+
+The whole store's export is sorted and made distinct without a graph in memory
+(``SortedLines``): lines are gathered up to a bound, sorted, and spilled to a temporary
+file; the runs are merged at the end, each distinct line written once while it is hashed.
+Because every node of gaf's PROV is an IRI (no blank nodes), the canonical N-Quads of the
+graph *are* these lines in this order, so the sha256 of the file is the graph's RDFC-1.0
+canonical hash (``export.canonical_hash``) — computed as the file is written, never by
+loading it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+from rdflib import BNode, Literal, URIRef
+from rdflib.namespace import XSD
+
+XSD_STRING = XSD.string
+
+#: Characters a canonical N-Triples string escapes, and how.
+_ECHAR = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+_ESCAPED = re.compile('["\\\\\x00-\x1f\x7f\ufffe\uffff]')
+_CONTROL = re.compile("[\x00-\x1f\x7f\ufffe\uffff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _ECHAR.get(char) or f"\\u{ord(char):04X}"
+
+
+def _quoted(text: str) -> str:
+    if _CONTROL.search(text):  # rare: a character by character rewrite
+        return f'"{_ESCAPED.sub(_escape, text)}"'
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def term(t: Any) -> str:
+    """One term as canonical N-Triples."""
+    if isinstance(t, URIRef):
+        return f"<{t}>"
+    if isinstance(t, Literal):
+        text = _quoted(t)
+        if t.language:
+            return f"{text}@{t.language.lower()}"
+        if t.datatype is not None and t.datatype != XSD_STRING:
+            return f"{text}^^<{t.datatype}>"
+        return text
+    if isinstance(t, BNode):
+        return f"_:{t}"
+    raise TypeError(f"not an RDF term: {t!r}")
+
+
+def line(s: Any, p: Any, o: Any) -> str:
+    """One triple as a canonical N-Triples line, its newline included."""
+    return f"{term(s)} {term(p)} {term(o)} .\n"
+
+
+def lines(triples: Iterable[tuple[Any, Any, Any]]) -> set[str]:
+    """Some triples' distinct lines."""
+    out: set[str] = set()
+    add = out.add
+    for s, p, o in triples:
+        if type(s) is URIRef and type(p) is URIRef:  # nearly every triple: the exact type is the fast test
+            add(f"<{s}> <{p}> <{o}> .\n" if type(o) is URIRef else f"<{s}> <{p}> {term(o)} .\n")
+        else:
+            add(line(s, p, o))
+    return out
+
+
+class SortedLines:
+    """Lines gathered in any order and written sorted and distinct, in memory bounded by
+    ``bound`` characters: past it, the lines so far are sorted and spilled to a run file
+    in ``directory``, and ``write`` merges the runs."""
+
+    def __init__(self, directory: str | os.PathLike[str], bound: int = 64 * 2**20):
+        self.directory = directory
+        self.bound = bound
+        self._held: set[str] = set()
+        self._size = 0
+        self._runs: list[IO[str]] = []
+
+    def add(self, batch: Iterable[str]) -> None:
+        for text in batch:
+            if text not in self._held:
+                self._held.add(text)
+                self._size += len(text)
+        if self._size > self.bound:
+            self._spill()
+
+    def _spill(self) -> None:
+        run = tempfile.TemporaryFile("w+", encoding="utf-8", dir=self.directory, prefix=".gaf-nt-run.")
+        run.writelines(sorted(self._held))
+        run.seek(0)
+        self._runs.append(run)
+        self._held = set()
+        self._size = 0
+
+    def _merged(self) -> Iterator[str]:
+        held = sorted(self._held)
+        self._held = set()
+        if not self._runs:
+            yield from held
+            return
+        previous = None
+        for text in heapq.merge(held, *self._runs):
+            if text != previous:
+                yield text
+                previous = text
+
+    def write(self, out: IO[str]) -> tuple[int, str]:
+        """Write every distinct line, sorted, to ``out``: how many, and the sha256 of what was written."""
+        digest = hashlib.sha256()
+        count = 0
+        try:
+            chunk: list[str] = []
+            for text in self._merged():
+                chunk.append(text)
+                if len(chunk) == 8192:
+                    count += _flush(chunk, out, digest)
+            count += _flush(chunk, out, digest)
+        finally:
+            for run in self._runs:
+                run.close()
+            self._runs = []
+        return count, digest.hexdigest()
+
+
+def _flush(chunk: list[str], out: IO[str], digest: Any) -> int:
+    text = "".join(chunk)
+    out.write(text)
+    digest.update(text.encode("utf-8"))
+    n = len(chunk)
+    chunk.clear()
+    return n

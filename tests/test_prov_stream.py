@@ -1,0 +1,138 @@
+"""The whole store's PROV as N-Triples: canonical lines, sorted and distinct, hashed as written.
+
+The oracle is the graph, built the slow way (every record's triples in one rdflib Graph),
+and pyoxigraph, which writes canonical N-Triples and canonicalises by RDFC-1.0 on its own:
+the streamed file must be exactly the graph's canonical lines, its hash the graph's
+canonical hash, however small the memory bound that splits the sort into runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+from rdflib import Literal, URIRef
+
+from gaf.errors import ExportError
+from prov_export import canonical_hash, export, graph, lineage, stream_all
+from prov_export.export import STREAMED_HASH, all_records
+from prov_export.ntriples import term
+from tests.conftest import ROOT
+from tests.rentcase import close_both
+
+
+def canonical_lines(g) -> str:
+    """The graph's triples as pyoxigraph writes them, one per line, sorted: canonical N-Triples
+    of a graph without blank nodes."""
+    triples = ox.parse(g.serialize(format="nt").encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
+    return "".join(sorted({f"{t} .\n" for t in triples}))
+
+
+def test_the_whole_store_is_its_graphs_canonical_lines_sorted_distinct_and_hashed_as_written(store, tmp_path):
+    close_both(store)
+    g = graph(list(all_records(store)))
+    expected = canonical_lines(g)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for bound, out in ((1 << 26, tmp_path / "one-run.nt"), (4096, runs / "many-runs.nt")):  # 4 KiB: hundreds of runs to merge
+        result = stream_all(store, out, sort_bound=bound)
+        written = out.read_bytes()
+        assert written.decode("utf-8") == expected, f"bound {bound}: not the graph's canonical lines"
+        assert result.triples == len(g) == expected.count("\n")
+        assert result.canonical_hash == hashlib.sha256(written).hexdigest() == canonical_hash(g)
+        assert result.to_dict()["canonical_hash_method"] == STREAMED_HASH
+    assert sorted(p.name for p in runs.iterdir()) == ["many-runs.nt"], "a sorted run was left behind"
+
+
+def test_a_closures_nt_export_is_canonical_so_its_file_hash_is_its_canonical_hash(ladybug_store, tmp_path):
+    _, c2 = close_both(ladybug_store)
+    records = lineage(ladybug_store, c2.closure.id)
+    result, _ = export(records, "nt", tmp_path / "july.nt")
+    written = (tmp_path / "july.nt").read_bytes()
+    assert written.decode("utf-8") == canonical_lines(graph(records))
+    assert hashlib.sha256(written).hexdigest() == result.canonical_hash
+
+
+#: Well-formed BCP 47 tags, in any case; datatypes rdflib does not normalise.
+LANGUAGES = st.sampled_from(["en", "EN-gb", "de-CH-1996", "zh-Hant-TW", "sr-Latn", "pt-BR"])
+DATATYPES = st.sampled_from(["http://www.w3.org/2001/XMLSchema#string", "urn:gaf:test-type", "https://w3id.org/gaf#amount"])
+
+
+@given(text=st.text(), language=st.none() | LANGUAGES, datatype=st.none() | DATATYPES)
+@example(text='"\\\n\r\t\b\f\x00\x07\x0b\x0e\x1f\x7f\x80\u2028é😀\ufffe\uffff', language=None, datatype=None)
+@example(text="x", language="en-GB", datatype=None)
+def test_a_literal_is_written_as_pyoxigraph_writes_it_canonically(text, language, datatype):
+    if language is not None:
+        ours, theirs = Literal(text, lang=language), ox.Literal(text, language=language)
+    elif datatype is not None:
+        ours, theirs = Literal(text, datatype=URIRef(datatype)), ox.Literal(text, datatype=ox.NamedNode(datatype))
+    else:
+        ours, theirs = Literal(text), ox.Literal(text)
+    assert term(ours) == str(theirs)
+
+
+@contextmanager
+def umask(mask: int):
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def test_exports_get_the_users_umask_and_an_existing_file_is_kept_unless_forced(ladybug_store, tmp_path):
+    _, c2 = close_both(ladybug_store)
+    records = lineage(ladybug_store, c2.closure.id)
+    for mask, mode in ((0o022, 0o644), (0o077, 0o600), (0o002, 0o664)):
+        with umask(mask):
+            export(records, "ttl", tmp_path / f"july-{mask:o}.ttl")
+            stream_all(ladybug_store, tmp_path / f"all-{mask:o}.nt")
+        assert (tmp_path / f"july-{mask:o}.ttl").stat().st_mode & 0o777 == mode
+        assert (tmp_path / f"all-{mask:o}.nt").stat().st_mode & 0o777 == mode
+    kept = tmp_path / "july-22.ttl"
+    before = kept.read_bytes()
+    kept.write_text("mine")
+    with pytest.raises(ExportError, match="exists") as refused:
+        export(records, "ttl", kept)
+    assert "--force" in refused.value.hint
+    with pytest.raises(ExportError, match="exists"):
+        stream_all(ladybug_store, kept)
+    assert kept.read_text() == "mine"
+    export(records, "ttl", kept, force=True)
+    assert kept.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [], "a temporary file was left"
+
+
+def _gaf(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GAF_STORE", "NEO4J_URI")} | {"PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "gaf", *args], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def test_the_cli_summary_under_json_goes_to_stdout_and_a_second_export_needs_force(tmp_path):
+    from gaf.store import GafStore
+
+    path = str(tmp_path / "s.lbug")
+    with GafStore.open(path) as s:
+        close_both(s)
+    done = _gaf("export", "prov", "--all", "--format", "nt", "--out", "all.nt", "--json", "--store", path, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    written = (tmp_path / "all.nt").read_bytes()
+    assert summary["triples"] == written.count(b"\n") == len(set(written.splitlines()))
+    assert summary["canonical_hash"] == hashlib.sha256(written).hexdigest()
+    again = _gaf("export", "prov", "--all", "--format", "nt", "--out", "all.nt", "--store", path, cwd=tmp_path)
+    assert again.returncode != 0 and "exists" in again.stderr and "--force" in again.stderr and "Traceback" not in again.stderr
+    forced = _gaf("export", "prov", "--all", "--format", "nt", "--out", "all.nt", "--force", "--json", "--store", path, cwd=tmp_path)
+    assert forced.returncode == 0 and json.loads(forced.stdout) == summary
+    nowhere = _gaf("export", "prov", "--all", "--format", "nt", "--json", "--store", path, cwd=tmp_path)
+    refusal = json.loads(nowhere.stdout)  # under --json, an error is JSON on stdout too
+    assert nowhere.returncode != 0 and "--out" in refusal["hint"] and "Traceback" not in nowhere.stderr
