@@ -221,7 +221,7 @@ def stream_all(store: GafStore, out: str | Path, *, base: str = DEFAULT_BASE, pr
     sorted_lines = ntriples.SortedLines(path.parent if str(path.parent) else ".", bound=sort_bound)
     count = 0
     for _, triples in mapped(store, Mapper(base)):
-        sorted_lines.add(ntriples.lines(triples))
+        sorted_lines.add(triples)
         count += 1
         if progress and count % 1000 == 0:
             progress(count)

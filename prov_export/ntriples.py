@@ -72,19 +72,28 @@ def line(s: Any, p: Any, o: Any) -> str:
 def lines(triples: Iterable[tuple[Any, Any, Any]]) -> set[str]:
     """Some triples' distinct lines."""
     out: set[str] = set()
-    add = out.add
-    for s, p, o in triples:
-        if type(s) is URIRef and type(p) is URIRef:  # nearly every triple: the exact type is the fast test
-            add(f"<{s}> <{p}> <{o}> .\n" if type(o) is URIRef else f"<{s}> <{p}> {term(o)} .\n")
-        else:
-            add(line(s, p, o))
+    _gather(triples, out)
     return out
 
 
+def _gather(triples: Iterable[tuple[Any, Any, Any]], into: set[str]) -> int:
+    """Add the triples' lines to ``into``: the characters of those it did not hold."""
+    add, size = into.add, 0
+    for s, p, o in triples:
+        if type(s) is URIRef and type(p) is URIRef:  # nearly every triple: the exact type is the fast test
+            text = f"<{s}> <{p}> <{o}> .\n" if type(o) is URIRef else f"<{s}> <{p}> {term(o)} .\n"
+        else:
+            text = line(s, p, o)
+        if text not in into:
+            add(text)
+            size += len(text)
+    return size
+
+
 class SortedLines:
-    """Lines gathered in any order and written sorted and distinct, in memory bounded by
-    ``bound`` characters: past it, the lines so far are sorted and spilled to a run file
-    in ``directory``, and ``write`` merges the runs."""
+    """Triples gathered in any order and written as lines sorted and distinct, in memory
+    bounded by ``bound`` characters: past it, the lines so far are sorted and spilled to a
+    run file in ``directory``, and ``write`` merges the runs."""
 
     def __init__(self, directory: str | os.PathLike[str], bound: int = 64 * 2**20):
         self.directory = directory
@@ -93,11 +102,9 @@ class SortedLines:
         self._size = 0
         self._runs: list[IO[str]] = []
 
-    def add(self, batch: Iterable[str]) -> None:
-        for text in batch:
-            if text not in self._held:
-                self._held.add(text)
-                self._size += len(text)
+    def add(self, triples: Iterable[tuple[Any, Any, Any]]) -> None:
+        """Some triples (a record's, say), as canonical lines."""
+        self._size += _gather(triples, self._held)
         if self._size > self.bound:
             self._spill()
 
@@ -109,40 +116,38 @@ class SortedLines:
         self._held = set()
         self._size = 0
 
-    def _merged(self) -> Iterator[str]:
+    def _chunks(self, size: int = 8192) -> Iterator[list[str]]:
+        """The distinct lines in order, ``size`` at a time."""
         held = sorted(self._held)
         self._held = set()
-        if not self._runs:
-            yield from held
+        if not self._runs:  # everything fitted: no merge
+            for start in range(0, len(held), size):
+                yield held[start : start + size]
             return
+        chunk: list[str] = []
         previous = None
         for text in heapq.merge(held, *self._runs):
             if text != previous:
-                yield text
+                chunk.append(text)
                 previous = text
+                if len(chunk) == size:
+                    yield chunk
+                    chunk = []
+        if chunk:
+            yield chunk
 
     def write(self, out: IO[str]) -> tuple[int, str]:
         """Write every distinct line, sorted, to ``out``: how many, and the sha256 of what was written."""
         digest = hashlib.sha256()
         count = 0
         try:
-            chunk: list[str] = []
-            for text in self._merged():
-                chunk.append(text)
-                if len(chunk) == 8192:
-                    count += _flush(chunk, out, digest)
-            count += _flush(chunk, out, digest)
+            for chunk in self._chunks():
+                text = "".join(chunk)
+                out.write(text)
+                digest.update(text.encode("utf-8"))
+                count += len(chunk)
         finally:
             for run in self._runs:
                 run.close()
             self._runs = []
         return count, digest.hexdigest()
-
-
-def _flush(chunk: list[str], out: IO[str], digest: Any) -> int:
-    text = "".join(chunk)
-    out.write(text)
-    digest.update(text.encode("utf-8"))
-    n = len(chunk)
-    chunk.clear()
-    return n
