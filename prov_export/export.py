@@ -57,17 +57,25 @@ def lineage(store: GafStore, closure_id: str) -> list[Record]:
     actions = store.actions_executing(verdicts)
     statuses = sorted(status.id for _, _, status in store.action_statuses(actions))
     found: set[str] = set()
-    todo = [closure_id, *verdicts, *actions, *statuses]
+    _reach(store, [closure_id, *verdicts, *actions, *statuses], found)
+    # The decisions that let its facts in, with the reviewers who made them (and whom they act
+    # for), but not the other facts a decision accepted: those are other closures' lineage.
+    decisions = store.decisions_accepting([f for f in found if kind_of(f) == "fact"])
+    found.update(decisions)
+    _reach(store, [t for d in decisions for _, t in store.edges_from(d) if kind_of(t) == "agent"], found)
+    records = store.get_many(found)
+    return [records[k] for k in sorted(records)]
+
+
+def _reach(store: GafStore, start: list[str], found: set[str]) -> None:
+    """Add to ``found`` the records ``start`` names and every record they reference, transitively."""
+    todo = list(start)
     while todo:
         rid = todo.pop()
         if rid in found:
             continue
         found.add(rid)
         todo.extend(target for _, target in store.edges_from(rid) if target not in found)
-    facts = [f for f in found if kind_of(f) == "fact"]
-    found.update(store.decisions_accepting(facts))
-    records = store.get_many(found)
-    return [records[k] for k in sorted(records)]
 
 
 def subject_lineage(store: GafStore, subject: str) -> list[Record]:
