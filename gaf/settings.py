@@ -17,6 +17,7 @@ start-up. A value that does not parse is refused here, naming the variable.
 | GAF_VERIFY_KEY | ``verify_key``: the public key ``gaf verify`` requires on every closure (gaf.signing.public_key) | none |
 | GAF_MAX_RECORD_BYTES | ``max_record_bytes``: the largest record's canonical JSON (and JSONL line) | 1 MiB |
 | GAF_MAX_INPUT_BYTES | ``max_input_bytes``: the largest input file (claims, policy, rules) | 256 MiB |
+| GAF_CACHE_MB | ``cache_mb``: the embedded store's page cache (LadybugDB's buffer pool), in MiB, at least 64; it also bounds a query's working memory | LadybugDB's: 80% of the machine's memory, filled as pages are read |
 
 The two size limits reach the records through ``gaf.records.limits(...)``, a context the
 CLI enters for each command with its Settings; a library caller enters it the same way.
@@ -41,6 +42,9 @@ DEFAULT_RETRY_SECONDS = 30.0
 DEFAULT_MAX_RECORD_BYTES = 1 << 20
 #: Default largest input file, in bytes (GAF_MAX_INPUT_BYTES; gaf.records.limits in Python).
 DEFAULT_MAX_INPUT_BYTES = 256 << 20
+#: The smallest page cache (GAF_CACHE_MB) an embedded store is opened with: below it, writing
+#: the rent example's claims already runs out.
+MIN_CACHE_MB = 64
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,8 @@ class Settings:
     verify_key: str = ""
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
+    #: None: LadybugDB's own default
+    cache_mb: int | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -74,6 +80,7 @@ class Settings:
             verify_key=env.get("GAF_VERIFY_KEY", ""),
             max_record_bytes=_bytes(env, "GAF_MAX_RECORD_BYTES", DEFAULT_MAX_RECORD_BYTES),
             max_input_bytes=_bytes(env, "GAF_MAX_INPUT_BYTES", DEFAULT_MAX_INPUT_BYTES),
+            cache_mb=_megabytes(env, "GAF_CACHE_MB"),
         )
 
     def __repr__(self) -> str:  # never print the password
@@ -81,7 +88,7 @@ class Settings:
                 f"neo4j_database={self.neo4j_database!r}, neo4j_retry_seconds={self.neo4j_retry_seconds}, "
                 f"lock_wait={self.lock_wait}, signing_key=<{'set' if self.signing_key else 'unset'}>, "
                 f"verify_key={self.verify_key!r}, max_record_bytes={self.max_record_bytes}, "
-                f"max_input_bytes={self.max_input_bytes})")  # fmt: skip
+                f"max_input_bytes={self.max_input_bytes}, cache_mb={self.cache_mb})")  # fmt: skip
 
 
 def _seconds(env: Mapping[str, str], variable: str, default: float) -> float:
@@ -115,3 +122,17 @@ def _bytes(env: Mapping[str, str], variable: str, default: int) -> int:
     if limit <= 0:
         raise InvalidRecord(f"{variable} must be positive, got {limit}")
     return limit
+
+
+def _megabytes(env: Mapping[str, str], variable: str) -> int | None:
+    """A size in MiB, or None when the variable is not set: a positive integer, refused naming the variable otherwise."""
+    raw = env.get(variable)
+    if raw is None or raw.strip() == "":
+        return None
+    try:
+        size = int(raw)
+    except ValueError:
+        raise StoreUnavailable(f"{variable} must be a whole number of MiB, got {raw!r}", where=variable) from None
+    if size < MIN_CACHE_MB:
+        raise StoreUnavailable(f"{variable} must be at least {MIN_CACHE_MB} MiB, got {size}", where=variable)
+    return size

@@ -418,3 +418,24 @@ def test_fuzz_figures():
         pytest.skip(reason="no fuzz test ran in this session")
     record("fuzzing", examples={k: v[0] for k, v in sorted(Tally.counts.items())},
            refused={k: v[1] for k, v in sorted(Tally.counts.items())}, other_exceptions=0, records_written_by_refusals=0)  # fmt: skip
+
+
+def test_the_embedded_stores_cache_size_comes_from_the_environment_and_a_bad_one_is_refused(tmp_path):
+    runner = CliRunner()
+    target = str(tmp_path / "store.lbug")
+    assert runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", target], env={"GAF_CACHE_MB": "64"}).exit_code == 0
+    read = runner.invoke(app, ["stats", "--json", "--store", target], env={"GAF_CACHE_MB": "64"})
+    plain = runner.invoke(app, ["stats", "--json", "--store", target])
+    assert read.exit_code == 0 and json.loads(read.output)["counts"] == json.loads(plain.output)["counts"] != {}, read.output
+    assert Settings.from_env({"GAF_CACHE_MB": "64"}).cache_mb == 64 and Settings.from_env({}).cache_mb is None
+    for bad, why in (("lots", "must be a whole number of MiB"), ("16", "must be at least 64 MiB")):
+        refused = runner.invoke(app, ["stats", "--store", target], env={"GAF_CACHE_MB": bad})
+        assert refused.exit_code != 0 and f"GAF_CACHE_MB {why}" in refused.output and "Traceback" not in refused.output, refused.output
+
+
+def test_a_page_cache_too_small_for_the_work_is_a_typed_refusal_that_names_GAF_CACHE_MB(tmp_path):
+    # below the floor GAF_CACHE_MB allows, LadybugDB cannot even declare the schema: proof that
+    # the size reaches it, and that its refusal says which setting to change
+    with pytest.raises(gaf.errors.StoreUnavailable) as refused:
+        LadybugStore(tmp_path / "store", cache_mb=16)
+    assert "ran out of page cache" in str(refused.value) and "GAF_CACHE_MB" in (refused.value.hint or "")

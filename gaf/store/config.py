@@ -46,4 +46,4 @@ def open_store(
         )
     from gaf.store.ladybug import LadybugStore
 
-    return LadybugStore(where, read_only=read_only, wait=settings.lock_wait)
+    return LadybugStore(where, read_only=read_only, wait=settings.lock_wait, cache_mb=settings.cache_mb)

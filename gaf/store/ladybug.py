@@ -31,8 +31,16 @@ class _LadybugTx:
         try:
             result = self._conn.execute(cypher, params or {})
         except RuntimeError as exc:
-            raise StoreError(f"LadybugDB refused the query: {exc}", where=" ".join(cypher.split())[:120]) from None
+            raise _refused(exc, " ".join(cypher.split())[:120]) from None
         return _rows(result, cypher)
+
+
+def _refused(exc: RuntimeError, where: str) -> StoreError:
+    """LadybugDB's refusal as gaf's error: one that says so when its page cache was too small."""
+    if "buffer pool is full" in str(exc):
+        return StoreUnavailable(f"the embedded store ran out of page cache: {exc}", where=where,
+                                hint="raise GAF_CACHE_MB, or unset it for LadybugDB's default")  # fmt: skip
+    return StoreError(f"LadybugDB refused the query: {exc}", where=where)
 
 
 def _rows(result: ladybug.QueryResult | list[ladybug.QueryResult], cypher: str) -> list[dict[str, Any]]:
@@ -60,7 +68,7 @@ _MID_CHECKPOINT = (
 )
 
 
-def _open_database(target: Path, read_only: bool, wait: float | None) -> ladybug.Database:
+def _open_database(target: Path, read_only: bool, wait: float | None, cache_mb: int | None = None) -> ladybug.Database:
     """Open the database file, waiting up to ``wait`` seconds for another writer to let go (none
     when not given), and a reader up to ``wait`` — ``CHECKPOINT_WAIT`` when not given — for a
     writer's checkpoint: LadybugDB refuses a read-only open while one is pending, for as long
@@ -68,7 +76,7 @@ def _open_database(target: Path, read_only: bool, wait: float | None) -> ladybug
     started = time.monotonic()
     while True:
         try:
-            return ladybug.Database(str(target), read_only=read_only)
+            return ladybug.Database(str(target), read_only=read_only, buffer_pool_size=(cache_mb or 0) * 2**20)
         except RuntimeError as exc:
             message = str(exc)
             if read_only and any(sign in message for sign in _MID_CHECKPOINT):
@@ -93,10 +101,12 @@ class LadybugStore(GafStore):
 
     dialect = "ladybug"
 
-    def __init__(self, path: str | Path, *, read_only: bool = False, wait: float | None = None):
+    def __init__(self, path: str | Path, *, read_only: bool = False, wait: float | None = None, cache_mb: int | None = None):
         """Open (or create) the store at ``path``; ``wait`` is how many seconds to wait for another
         process's write lock, or a reader for a writer's checkpoint (GAF_LOCK_WAIT, through
-        gaf.settings; not given: no wait for the lock, ``CHECKPOINT_WAIT`` for the checkpoint)."""
+        gaf.settings; not given: no wait for the lock, ``CHECKPOINT_WAIT`` for the checkpoint);
+        ``cache_mb`` bounds LadybugDB's buffer pool (GAF_CACHE_MB; not given: LadybugDB's
+        default, which grows with the pages read up to most of the machine's memory)."""
         self.location = str(path)
         self.read_only = read_only
         target = Path(path)
@@ -104,10 +114,14 @@ class LadybugStore(GafStore):
             target.parent.mkdir(parents=True, exist_ok=True)
         elif not target.exists():
             raise StoreUnavailable(f"no gaf store at {target}", hint="ingest something first, or check GAF_STORE")
-        self._db = _open_database(target, read_only, wait)
+        self._db = _open_database(target, read_only, wait, cache_mb)
         self._conn = ladybug.Connection(self._db)
         if not read_only:
-            self.init()
+            try:
+                self.init()
+            except RuntimeError as exc:
+                self.close()
+                raise _refused(exc, f"declaring the schema of {target}") from None
 
     def close(self) -> None:
         self._conn.close()
@@ -149,5 +163,8 @@ class LadybugStore(GafStore):
             except RuntimeError:
                 pass  # LadybugDB already rolled back the transaction a failed statement was in
             raise
-        self._conn.execute("COMMIT")
+        try:
+            self._conn.execute("COMMIT")
+        except RuntimeError as exc:
+            raise _refused(exc, "COMMIT") from None
         return out
