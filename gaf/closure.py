@@ -156,6 +156,63 @@ def _judge(rules: VerdictRules, facts: PolicyFacts, subject: str, policy: Projec
     )  # fmt: skip
 
 
+# ---------------------------------------------------------------------- what a closure rests on
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The records a closure rests on, by id: what its GAF was made of and what weighed it —
+    the GAF, its facts and their justifications, every evaluation of its propositions
+    (accepted, rejected and unknown) with the claims each weighed, the claims the policy read
+    and excluded (the closure's exclusions), derivations, the propositions, the completeness
+    declarations relied on, the projection policy and the rules. Nothing made after the
+    closure (verdicts, actions, reopens), and nothing of another closure.
+
+    ``reproduced`` says whether evaluating the policy again at the closure's as-of gave its
+    GAF: the evaluations of rejected and unknown propositions are not referenced by any
+    record, and are found only that way. When it did not (``gaf replay`` names why), the
+    evidence is what the stored records reference."""
+
+    closure: str
+    ids: frozenset[str]
+    reproduced: bool
+
+
+def evidence(store: GafStore, closure_id: str) -> Evidence:
+    """What ``closure_id`` rests on (see ``Evidence``)."""
+    closure = store.get(closure_id)
+    if not isinstance(closure, Closure):
+        raise UnknownReference(f"no closure {closure_id} in {store.location}", hint="gaf history SUBJECT lists closures")
+    gaf = store.get(closure.gaf, GAF)
+    policy = store.get(closure.projection, Projection)
+    ids = {closure.id, gaf.id, policy.id, closure.rules, *closure.completeness, *closure.excluded, *gaf.facts, *gaf.derivations,
+           *gaf.unresolved, *gaf.rejected}  # fmt: skip
+    facts = store.get_many(gaf.facts, AcceptedFact)
+    ids |= {f.justification for f in facts.values()} | {f.proposition for f in facts.values()}
+    evaluated = evaluate(store, policy, as_of=closure.as_of)
+    reproduced = _reprojected(evaluated, gaf).id == gaf.id
+    if reproduced:
+        propositions = {f.proposition for f in facts.values()} | set(gaf.unresolved) | set(gaf.rejected)
+        ids |= {e.id for e in evaluated.evaluations if e.proposition in propositions}
+    # down from each record to the claims, propositions and declarations it names (not up:
+    # what names these records — other GAFs, closures, verdicts — is not what this one rests on)
+    level = sorted(ids)
+    while level:
+        named: set[str] = set()
+        for record in store.get_many(level).values():
+            for name, (_, kinds) in record.REFS.items():
+                if set(kinds) & _BENEATH:
+                    value = getattr(record, name)
+                    named.update([value] if isinstance(value, str) else list(value or ()))
+        level = sorted(named - ids)
+        ids.update(level)
+    return Evidence(closure.id, frozenset(ids), reproduced)
+
+
+#: the kinds of record a closure's evidence reaches down to from what it names
+_BENEATH = frozenset({"claim", "proposition", "completeness", "evaluation", "derivation", "fact", "source", "agent", "exclusion"})
+
+
 # ---------------------------------------------------------------------- replay
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
@@ -127,14 +127,27 @@ class Document:
     prefixes: tuple[tuple[str, str], ...]
     elements: tuple[Element, ...]
     relations: tuple[Relation, ...]
+    #: named bundles, by identifier: their own statements (their prefixes are the document's)
+    bundles: tuple[tuple[str, Document], ...] = ()
 
 
 # ---------------------------------------------------------------------- reading the triples
 
 
-def read(triples: Iterable[Triple], prefixes: dict[str, str]) -> Document:
-    """The PROV-DM document some PROV-O triples state, with names under ``prefixes``."""
+def read_dataset(graphs: Mapping[URIRef | None, Iterable[Triple]], prefixes: dict[str, str]) -> Document:
+    """The PROV-DM document a dataset states: the default graph (key None) as the document's
+    own statements, each named graph as a bundle of that identifier, each read on its own."""
     names = _Names(prefixes)
+    top = read(graphs.get(None, ()), prefixes, names)
+    inner = tuple((names.of(name), read(triples, prefixes, names)) for name, triples in sorted(
+        ((n, t) for n, t in graphs.items() if n is not None), key=lambda kv: str(kv[0])))  # fmt: skip
+    declared = tuple(sorted((k, v) for k, v in prefixes.items() if k in names.used() and k not in PREDEFINED))
+    return Document(declared, top.elements, top.relations, inner)
+
+
+def read(triples: Iterable[Triple], prefixes: dict[str, str], names: _Names | None = None) -> Document:
+    """The PROV-DM document some PROV-O triples state, with names under ``prefixes``."""
+    names = names or _Names(prefixes)
     by_subject: dict[Any, list[tuple[Any, Any]]] = defaultdict(list)
     influence: set[object] = set()
     for s, p, o in set(triples):
@@ -321,17 +334,25 @@ def provn(doc: Document) -> str:
     lines = ["document"]
     lines += [f"  prefix {p} <{ns}>" for p, ns in doc.prefixes]
     lines.append("")
+    lines += _provn_statements(doc, "  ")
+    for name, bundle in doc.bundles:
+        lines += ["", f"  bundle {name}", *_provn_statements(bundle, "    "), "  endBundle"]
+    lines.append("endDocument")
+    return "\n".join(lines) + "\n"
+
+
+def _provn_statements(doc: Document, indent: str) -> list[str]:
+    lines = []
     for e in doc.elements:
         args = [e.id]
         if e.kind == "activity":
             args += [e.start or "-", e.end or "-"]
-        lines.append(f"  {e.kind}({', '.join(args)}{_provn_attributes(e.attributes)})")
+        lines.append(f"{indent}{e.kind}({', '.join(args)}{_provn_attributes(e.attributes)})")
     for r in doc.relations:
         head = f"{r.id}; " if r.id else ""
         args = [a or "-" for a in r.args]
-        lines.append(f"  {r.kind}({head}{', '.join(args)}{_provn_attributes(r.attributes)})")
-    lines.append("endDocument")
-    return "\n".join(lines) + "\n"
+        lines.append(f"{indent}{r.kind}({head}{', '.join(args)}{_provn_attributes(r.attributes)})")
+    return lines
 
 
 def _provn_attributes(attributes: Attributes) -> str:
@@ -354,6 +375,13 @@ def provjson(doc: Document) -> str:
     """The document in PROV-JSON (W3C member submission), keys sorted; a relation without an
     identifier of its own gets a blank one made from what it says."""
     out: dict[str, dict[str, object]] = {"prefix": dict(doc.prefixes)}
+    _json_statements(doc, out)
+    for name, bundle in doc.bundles:
+        out.setdefault("bundle", {})[name] = _json_statements(bundle, {})
+    return json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _json_statements(doc: Document, out: dict[str, dict[str, object]]) -> dict[str, dict[str, object]]:
     for e in doc.elements:
         body: dict[str, object] = {}
         if e.start:
@@ -366,7 +394,7 @@ def provjson(doc: Document) -> str:
         body = {f"prov:{name}": arg for name, arg in zip(ARGUMENTS[r.kind], r.args, strict=True) if arg is not None}
         body.update(_json_attributes(r.attributes))
         out.setdefault(r.kind, {})[r.id or _blank(r)] = body
-    return json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return out
 
 
 def _blank(r: Relation) -> str:
@@ -397,7 +425,15 @@ def provxml(doc: Document) -> str:
     # XML names XML Schema's types in its own namespace, which has no "#"
     xmlns = [("prov", str(PROV)), ("xsd", "http://www.w3.org/2001/XMLSchema"), ("xsi", _XSI), *doc.prefixes]
     namespaces = " ".join(f"xmlns:{p}={quoteattr(ns)}" for p, ns in xmlns)
-    lines = ["<?xml version='1.0' encoding='UTF-8'?>", f"<prov:document {namespaces}>"]
+    lines = ["<?xml version='1.0' encoding='UTF-8'?>", f"<prov:document {namespaces}>", *_xml_statements(doc, "  ")]
+    for name, bundle in doc.bundles:
+        lines += [f"  <prov:bundleContent prov:id={quoteattr(name)}>", *_xml_statements(bundle, "    "), "  </prov:bundleContent>"]
+    lines.append("</prov:document>")
+    return "\n".join(lines) + "\n"
+
+
+def _xml_statements(doc: Document, indent: str) -> list[str]:
+    lines = []
     for e in doc.elements:
         children = []
         if e.start:
@@ -405,7 +441,7 @@ def provxml(doc: Document) -> str:
         if e.end:
             children.append(f"<prov:endTime>{escape(e.end)}</prov:endTime>")
         children += _xml_attributes(e.attributes)
-        lines.append(_xml_record(e.kind, f" prov:id={quoteattr(e.id)}", children))
+        lines.append(_xml_record(e.kind, f" prov:id={quoteattr(e.id)}", children, indent))
     for r in doc.relations:
         children = []
         for name, arg in zip(ARGUMENTS[r.kind], r.args, strict=True):
@@ -416,15 +452,14 @@ def provxml(doc: Document) -> str:
             else:
                 children.append(f"<prov:{name} prov:ref={quoteattr(arg)}/>")
         children += _xml_attributes(r.attributes)
-        lines.append(_xml_record(r.kind, f" prov:id={quoteattr(r.id)}" if r.id else "", children))
-    lines.append("</prov:document>")
-    return "\n".join(lines) + "\n"
+        lines.append(_xml_record(r.kind, f" prov:id={quoteattr(r.id)}" if r.id else "", children, indent))
+    return lines
 
 
-def _xml_record(kind: str, identity: str, children: list[str]) -> str:
+def _xml_record(kind: str, identity: str, children: list[str], indent: str) -> str:
     if not children:
-        return f"  <prov:{kind}{identity}/>"
-    return f"  <prov:{kind}{identity}>\n" + "".join(f"    {c}\n" for c in children) + f"  </prov:{kind}>"
+        return f"{indent}<prov:{kind}{identity}/>"
+    return f"{indent}<prov:{kind}{identity}>\n" + "".join(f"{indent}  {c}\n" for c in children) + f"{indent}</prov:{kind}>"
 
 
 def _xml_attributes(attributes: Attributes) -> list[str]:

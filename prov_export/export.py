@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from rdflib import Graph
+from rdflib import Dataset, Graph, URIRef
 
 from gaf.canonical import kind_of
+from gaf.closure import evidence
 from gaf.errors import ExportError, UnknownReference
 from gaf.records import RECORD_TYPES, AcceptedFact, Closure, Record
 from gaf.store.base import GafStore
@@ -33,8 +34,12 @@ from prov_export import document, ntriples
 from prov_export.mapping import DEFAULT_BASE, GAF, ID_PREFIX, PROV, Mapper, Triple
 
 RDF_FORMATS = {"ttl": "turtle", "jsonld": "json-ld", "nt": "nt"}
+#: Formats with named graphs: each closure's bundle is the graph named by the closure's IRI.
+DATASET_FORMATS = {"trig": "trig", "nq": "nquads"}
 PROV_FORMATS = {"provn": document.provn, "provjson": document.provjson, "provxml": document.provxml}
-FORMATS = (*RDF_FORMATS, *PROV_FORMATS)
+FORMATS = (*RDF_FORMATS, *DATASET_FORMATS, *PROV_FORMATS)
+#: What a closure's bundle holds, by record id: see ``bundles``.
+Bundles = dict[str, frozenset[str]]
 CANONICAL_HASH = "sha256 of RDFC-1.0 canonical N-Quads (pyoxigraph)"
 STREAMED_HASH = "sha256 of the sorted distinct canonical N-Triples lines, as written (RDFC-1.0 canonical N-Quads: no blank nodes)"
 
@@ -50,14 +55,20 @@ def check_format(fmt: str) -> None:
 
 
 def lineage(store: GafStore, closure_id: str) -> list[Record]:
-    """A closure's whole lineage: what it rests on down to claims and sources, and what executed it."""
+    """A closure's whole lineage: what it rests on down to claims and sources (its bundle:
+    ``gaf.closure.evidence``), what executed it, and the reopens that made it or reopened it."""
     if not isinstance(store.get(closure_id), Closure):
         raise UnknownReference(f"no closure {closure_id} in {store.location}", hint="gaf history SUBJECT lists closures")
     verdicts = store.verdicts_deciding(closure_id)
     actions = store.actions_executing(verdicts)
     statuses = sorted(status.id for _, _, status in store.action_statuses(actions))
+    reopens = sorted({d for _, d, _ in store.dependents([closure_id], ["REOPENS", "PRODUCED"])})  # what reopened it, what made it
     found: set[str] = set()
-    _reach(store, [closure_id, *verdicts, *actions, *statuses], found)
+    _reach(store, [closure_id, *verdicts, *actions, *statuses, *reopens], found)
+    bundled: set[str] = set()
+    while closures := sorted(c for c in found if kind_of(c) == "closure" and c not in bundled):  # and those it revises, whole
+        bundled.update(closures)
+        _reach(store, sorted({i for c in closures for i in evidence(store, c).ids} - found), found)
     # The decisions that let its facts in, with the reviewers who made them (and whom they act
     # for), but not the other facts a decision accepted: those are other closures' lineage.
     decisions = store.decisions_accepting([f for f in found if kind_of(f) == "fact"])
@@ -76,6 +87,14 @@ def _reach(store: GafStore, start: list[str], found: set[str]) -> None:
             continue
         found.add(rid)
         todo.extend(target for _, target in store.edges_from(rid) if target not in found)
+
+
+def bundles(store: GafStore, records: Iterable[Record]) -> Bundles:
+    """For each closure among ``records``, the ids of those records its bundle holds: what it
+    rests on (``gaf.closure.evidence``) — and so nothing made after it, and nothing of another
+    closure."""
+    given = {r.id for r in records}
+    return {c: evidence(store, c).ids & given for c in sorted(i for i in given if kind_of(i) == "closure")}
 
 
 def subject_lineage(store: GafStore, subject: str) -> list[Record]:
@@ -113,9 +132,8 @@ def _fetch(store: GafStore, ids: list[str]) -> Iterator[Record]:
 def graph(records: Iterable[Record], *, base: str = DEFAULT_BASE) -> Graph:
     """The PROV-O graph of some records."""
     g = Graph(bind_namespaces="core")
-    g.bind("prov", PROV)
-    g.bind("gaf", GAF)
-    g.bind(ID_PREFIX, base)  # id:claim-3f2a… rather than an anonymous prefix, in every serialisation
+    for prefix, namespace in _prefixes(base).items():  # id:claim-3f2a… rather than an anonymous prefix, in every serialisation
+        g.bind(prefix, namespace)
     given = list(records)
     mapper = Mapper(base, lookup={r.id: r for r in given}.get)
     for record in given:
@@ -124,9 +142,54 @@ def graph(records: Iterable[Record], *, base: str = DEFAULT_BASE) -> Graph:
     return g
 
 
+def dataset(records: Iterable[Record], held: Bundles, *, base: str = DEFAULT_BASE) -> Dataset:
+    """The PROV-O dataset of some records: each closure's bundle a graph named by the closure's
+    IRI, holding the triples of the records in ``held[closure]``; everything else — what no
+    bundle holds, and what a closure states about itself from outside (``Mapper.beside``) —
+    in the default graph. The union of its graphs is ``graph(records)``."""
+    given = list(records)
+    mapper = Mapper(base, lookup={r.id: r for r in given}.get)
+    ds = Dataset(default_union=False)
+    for prefix, namespace in _prefixes(base).items():
+        ds.bind(prefix, namespace)
+    holders: dict[str, list[str]] = {}
+    for closure, ids in sorted(held.items()):
+        for rid in ids:
+            holders.setdefault(rid, []).append(closure)
+    default = ds.default_graph
+    for record in given:
+        inside = holders.get(record.id)
+        triples = list(mapper.bundled(record))
+        for closure in inside or ():
+            named = ds.graph(mapper.iri(closure))
+            for triple in triples:
+                named.add(triple)
+        if not inside:
+            for triple in triples:
+                default.add(triple)
+        for triple in mapper.beside(record):
+            default.add(triple)
+    return ds
+
+
+def _prefixes(base: str) -> dict[str, str]:
+    return {"prov": str(PROV), "gaf": str(GAF), ID_PREFIX: base}
+
+
 def serialise(g: Graph, fmt: str) -> str:
-    """One graph in one of the supported formats."""
+    """One graph in one of the supported formats (a dataset's graphs, for the formats that have them)."""
     check_format(fmt)
+    if fmt in DATASET_FORMATS and not isinstance(g, Dataset):
+        raise ExportError(f"{fmt} needs a dataset (named graphs), not a graph", hint="prov_export.export.dataset(records, bundles)")
+    if isinstance(g, Dataset):
+        if fmt == "nq":
+            return "".join(sorted(ntriples.quad_lines(g)))
+        if fmt == "trig":
+            return _trig(g)
+        if fmt in PROV_FORMATS:
+            prefixes = {str(p): str(ns) for p, ns in g.namespaces()}
+            return PROV_FORMATS[fmt](document.read_dataset(_graphs(g), prefixes))
+        g = _union(g)
     if fmt == "nt":
         return "".join(sorted(ntriples.lines(g)))
     if fmt == "jsonld":
@@ -135,6 +198,50 @@ def serialise(g: Graph, fmt: str) -> str:
         return g.serialize(format=RDF_FORMATS[fmt])
     doc = document.read(g, {str(p): str(ns) for p, ns in g.namespaces()})
     return PROV_FORMATS[fmt](doc)
+
+
+def _trig(ds: Dataset) -> str:
+    """TriG in one order: the prefixes, the default graph, then each named graph by IRI, each
+    written by rdflib's Turtle writer (which sorts; its TriG writer orders graphs as its store's
+    sets do, which changes from run to run)."""
+    prefixes = _prefixes(str(dict(ds.namespaces())[ID_PREFIX]))
+    out: list[str] = []
+    for name, triples in sorted(_graphs(ds).items(), key=lambda kv: "" if kv[0] is None else str(kv[0])):
+        g = Graph(bind_namespaces="core")
+        for prefix, namespace in prefixes.items():
+            g.bind(prefix, namespace)
+        for triple in triples:
+            g.add(triple)
+        text = g.serialize(format="turtle")
+        head = [line for line in text.splitlines(keepends=True) if line.startswith("@prefix")]
+        body = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("@prefix")).strip("\n")
+        if not out:
+            out.append("".join(sorted(set(head) | {f"@prefix {p}: <{ns}> .\n" for p, ns in prefixes.items()})) + "\n")
+        if name is None:
+            out.append(body + "\n\n")
+        else:
+            label = g.namespace_manager.normalizeUri(name)
+            out.append(f"{label} {{\n" + "".join(f"    {line}" if line.strip() else line for line in body.splitlines(keepends=True)) + "\n}\n\n")
+    return "".join(out)
+
+
+def _graphs(ds: Dataset) -> dict[URIRef | None, list[Triple]]:
+    """A dataset's triples by graph: None for the default graph, else the graph's IRI."""
+    out: dict[URIRef | None, list[Triple]] = {}
+    for s, p, o, c in ds.quads((None, None, None, None)):
+        name = getattr(c, "identifier", c)
+        key = None if name is None or name == ds.default_graph.identifier else URIRef(str(name))
+        out.setdefault(key, []).append((s, p, o))
+    return out
+
+
+def _union(ds: Dataset) -> Graph:
+    g = Graph(bind_namespaces="core")
+    for prefix, namespace in ds.namespaces():
+        g.bind(prefix, namespace)
+    for s, p, o, _ in ds.quads((None, None, None, None)):
+        g.add((s, p, o))
+    return g
 
 
 def _sorted_jsonld(text: str) -> str:
@@ -152,13 +259,16 @@ def _sorted_jsonld(text: str) -> str:
 
 
 def canonical_hash(g: Graph) -> str:
-    """sha256 of the graph's RDFC-1.0 canonical N-Quads: equal graphs, equal hash."""
+    """sha256 of the graph's (or dataset's) RDFC-1.0 canonical N-Quads: equal graphs, equal hash."""
     import pyoxigraph as ox
 
-    data = g.serialize(format="nt").encode("utf-8")
-    dataset = ox.Dataset(q for q in ox.parse(data, format=ox.RdfFormat.N_TRIPLES))
-    dataset.canonicalize(ox.CanonicalizationAlgorithm.RDFC_1_0)
-    lines = sorted(f"{q} .\n" for q in dataset)
+    if isinstance(g, Dataset):
+        data, syntax = "".join(ntriples.quad_lines(g)).encode("utf-8"), ox.RdfFormat.N_QUADS
+    else:
+        data, syntax = g.serialize(format="nt").encode("utf-8"), ox.RdfFormat.N_TRIPLES
+    quads = ox.Dataset(q for q in ox.parse(data, format=syntax))
+    quads.canonicalize(ox.CanonicalizationAlgorithm.RDFC_1_0)
+    lines = sorted(f"{q} .\n" for q in quads)
     return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
 
 
@@ -181,13 +291,20 @@ class Exported:
 
 
 def export(records: list[Record], fmt: str, out: str | Path | None, *, base: str = DEFAULT_BASE, with_hash: bool = True,
-           force: bool = False) -> tuple[Exported, str | None]:  # fmt: skip
+           force: bool = False, held: Bundles | None = None) -> tuple[Exported, str | None]:  # fmt: skip
     """Export some records; write to ``out`` (atomically; a file there is kept unless ``force``)
-    or return the text when ``out`` is None."""
+    or return the text when ``out`` is None. With ``held`` (``bundles``), each closure's bundle
+    is a named graph in TriG and N-Quads and a ``bundle`` in PROV-N, PROV-JSON and PROV-XML;
+    the formats without graphs (Turtle, N-Triples, JSON-LD) hold the same triples, merged."""
     check_format(fmt)
+    if fmt in DATASET_FORMATS and held is None:
+        raise ExportError(f"{fmt} holds each closure's bundle as a named graph: which records each holds is needed",
+                          hint="pass held=prov_export.bundles(store, records)")  # fmt: skip
     g = graph(records, base=base)
-    text = serialise(g, fmt)
-    result = Exported(str(out) if out else None, fmt, len(g), len(records), canonical_hash(g) if with_hash else None)
+    ds = dataset(records, held, base=base) if held is not None and fmt not in RDF_FORMATS else None
+    text = serialise(ds if ds is not None else g, fmt)
+    hashed = ds if ds is not None and fmt in DATASET_FORMATS else g  # the named graphs are part of what a dataset says
+    result = Exported(str(out) if out else None, fmt, len(g), len(records), canonical_hash(hashed) if with_hash else None)
     if out is None:
         return result, text
     _atomic_write(Path(out), lambda f: f.write(text), force=force)

@@ -109,7 +109,21 @@ class Mapper:
         return _iri(f"{self.base}{what}-{_digest(*between)}")
 
     def triples(self, record: r.Record) -> Iterator[Triple]:
-        """Every triple one record contributes."""
+        """Every triple one record contributes: ``bundled`` and ``beside`` together."""
+        yield from self.bundled(record)
+        yield from self.beside(record)
+
+    def beside(self, record: r.Record) -> Iterator[Triple]:
+        """What a record states about closures from outside them, in a dataset's default graph:
+        a closure is a ``prov:Bundle`` (its IRI names the graph of what it rests on), and it is
+        a revision of the closures it supersedes. Kept out of the bundle, so that a closure's
+        bundle never changes after it is made."""
+        if isinstance(record, r.Closure):
+            yield from self._revisions(self.iri(record.id), record)
+
+    def bundled(self, record: r.Record) -> Iterator[Triple]:
+        """The triples a record states about itself, in a bundle that holds it (or in the
+        default graph, when none does)."""
         s = self.iri(record.id)
         yield s, GAF.contentHash, Literal(record.id)
         yield s, GAF.record, Literal(record.body.decode("utf-8"))
@@ -267,14 +281,24 @@ class Mapper:
         yield s, GAF.underPolicy, self.iri(c.projection)
         for scope in c.completeness:
             yield from self._used(closing, self.iri(scope), GAF.reliedOnAbsence)
+        for exclusion in c.excluded:
+            yield s, GAF.listsExclusion, self.iri(exclusion)
+
+    def _revisions(self, s: URIRef, c: r.Closure) -> Iterator[Triple]:
+        """A closure as a bundle, and as a revision of each closure it supersedes: its closing used
+        the old closure (in the role superseded) and invalidated it, and the revision is qualified
+        with that activity and usage (the reopen that led to it informed the closing: ``_reopen``)."""
+        yield s, RDF.type, PROV.Bundle
+        closing = self.implied("closing", c.id)
         for old in c.supersedes:
-            yield s, PROV.wasRevisionOf, self.iri(old)
-            yield self.iri(old), PROV.wasInvalidatedBy, closing
-            yield self.iri(old), PROV.invalidatedAtTime, _time(c.closed_at)
-        bundle = self.implied("bundle", c.id)
-        yield bundle, RDF.type, PROV.Bundle
-        yield bundle, RDF.type, PROV.Entity
-        yield bundle, PROV.wasDerivedFrom, s
+            previous = self.iri(old)
+            yield from self._used(closing, previous, GAF.superseded)
+            usage = self._usage(closing, previous, GAF.superseded)
+            yield from self._qualified(s, PROV.wasRevisionOf, previous, PROV.qualifiedRevision,
+                                       self.influence("revision", s, previous), PROV.Revision,
+                                       (PROV.entity, previous), (PROV.hadActivity, closing), (PROV.hadUsage, usage))  # fmt: skip
+            yield previous, PROV.wasInvalidatedBy, closing
+            yield previous, PROV.invalidatedAtTime, _time(c.closed_at)
 
     def _verdict(self, s: URIRef, v: r.Verdict) -> Iterator[Triple]:
         judging = self.implied("judging", v.id)
@@ -314,12 +338,36 @@ class Mapper:
         yield s, PROV.generatedAtTime, _time(st.at)
 
     def _reopen(self, s: URIRef, ro: r.Reopen) -> Iterator[Triple]:
+        """The reopen as an activity: it used what triggered it (an invalidation, itself an
+        activity, informed it), used each closure it reopened, and informed the closing of each
+        closure that superseded one; the impact it found is named, record by record."""
         yield from self._activity(s, GAF.Reopen, ro.at, ro.at)
         yield s, RDFS.label, Literal(ro.trigger.value)
+        if ro.reason:
+            yield s, RDFS.comment, Literal(ro.reason)
         if ro.cause:
-            yield s, GAF.triggeredBy, self.iri(ro.cause)
+            cause = self.iri(ro.cause)
+            yield s, GAF.triggeredBy, cause
+            if kind_prefix(ro.cause) == "invalidation":
+                yield s, PROV.wasInformedBy, cause
+            else:
+                yield from self._used(s, cause, GAF.trigger)
         for c in ro.reopened:
             yield s, GAF.reopened, self.iri(c)
+            yield from self._used(s, self.iri(c), GAF.reopenedClosure)
+        for c in ro.superseding:
+            yield self.implied("closing", c), PROV.wasInformedBy, s
+        for ref in ro.impact:
+            yield s, GAF.foundImpact, self.iri(ref)
+
+    def _exclusion(self, s: URIRef, x: r.Exclusion) -> Iterator[Triple]:
+        """A claim the policy read and did not admit as evidence for a proposition, and why."""
+        yield s, RDF.type, PROV.Entity
+        yield s, RDF.type, GAF.Exclusion
+        yield s, GAF.excludes, self.iri(x.claim)
+        yield s, GAF.excludedFrom, self.iri(x.proposition)
+        yield s, GAF.underPolicy, self.iri(x.projection)
+        yield s, RDFS.comment, Literal(x.reason)
 
     def _policy(self, s: URIRef, p: r.RatifiedPolicy) -> Iterator[Triple]:
         yield from self._plan(s, GAF.RatifiedPolicy, f"{p.name}@{p.version}")

@@ -69,6 +69,20 @@ def line(s: Any, p: Any, o: Any) -> str:
     return f"{term(s)} {term(p)} {term(o)} .\n"
 
 
+def quad_lines(ds: Any) -> set[str]:
+    """A dataset's distinct canonical N-Quads lines: a triple of the default graph as its
+    N-Triples line, one of a named graph with the graph's IRI before the dot."""
+    out: set[str] = set()
+    default = ds.default_graph.identifier
+    for s, p, o, c in ds.quads((None, None, None, None)):
+        name = getattr(c, "identifier", c)
+        if name is None or name == default:
+            out.add(line(s, p, o))
+        else:
+            out.add(f"{term(s)} {term(p)} {term(o)} {term(URIRef(str(name)))} .\n")
+    return out
+
+
 def lines(triples: Iterable[tuple[Any, Any, Any]]) -> set[str]:
     """Some triples' distinct lines."""
     out: set[str] = set()

@@ -25,7 +25,7 @@ def export_prov(
     closure_id: Annotated[Optional[str], typer.Option("--closure", help="Export one closure's whole lineage.")] = None,
     subject: Annotated[Optional[str], typer.Option(help="Export every closure about a subject.")] = None,
     everything: Annotated[bool, typer.Option("--all", help="Stream the whole store as N-Triples (needs --out).")] = False,
-    fmt: Annotated[str, typer.Option("--format", help="ttl, jsonld, nt, provn, provjson or provxml.")] = "ttl",
+    fmt: Annotated[str, typer.Option("--format", help="ttl, jsonld, nt, trig, nq, provn, provjson or provxml.")] = "ttl",
     out_path: Annotated[Optional[Path], typer.Option("--out", help="Write here (atomically) instead of stdout.")] = None,
     base: Annotated[str, typer.Option(help="IRI base for record ids.")] = "urn:gaf:",
     force: Annotated[bool, typer.Option("--force", help="Replace the file at --out if there is one.")] = False,
@@ -37,11 +37,14 @@ def export_prov(
     The summary, one line of JSON on stderr (with --json, on stdout: then --out is needed), carries the
     RDFC-1.0 canonical hash of the exported RDF and the number of distinct triples. --all writes them
     sorted and distinct, the hash taken as they are written, in memory that does not grow with the store.
+    Each closure is a bundle of what it rests on: a named graph (the closure's IRI) in trig and nq, a
+    bundle in provn, provjson and provxml; ttl, jsonld and nt hold the same triples in one graph.
 
     [b]Examples[/b]
 
       gaf export prov --closure closure:aca0… --format ttl --out july.ttl
       gaf export prov --subject rent:lease-17/2026-07 --format provn
+      gaf export prov --closure closure:aca0… --format trig --out july.trig
       gaf export prov --all --format nt --out store.nt --json
     """
     import prov_export
@@ -62,7 +65,7 @@ def export_prov(
             text = None
         else:
             records = prov_export.lineage(s, closure_id) if closure_id else prov_export.subject_lineage(s, subject)  # type: ignore[arg-type]
-            result, text = prov_export.export(records, fmt, out_path, base=base, force=force)
+            result, text = prov_export.export(records, fmt, out_path, base=base, force=force, held=prov_export.bundles(s, records))
     if text is not None:
         sys.stdout.write(text)
     summary = json.dumps(result.to_dict()) + "\n"  # one line for machines, never wrapped at the terminal's width
