@@ -178,6 +178,10 @@ class Evidence:
     reproduced: bool
 
 
+#: the kinds of record a closure's evidence reaches down to from what it names
+_BENEATH = frozenset({"claim", "proposition", "completeness", "evaluation", "derivation", "fact", "source", "agent", "exclusion"})
+
+
 def evidence(store: GafStore, closure_id: str) -> Evidence:
     """What ``closure_id`` rests on (see ``Evidence``)."""
     closure = store.get(closure_id)
@@ -207,10 +211,6 @@ def evidence(store: GafStore, closure_id: str) -> Evidence:
         level = sorted(named - ids)
         ids.update(level)
     return Evidence(closure.id, frozenset(ids), reproduced)
-
-
-#: the kinds of record a closure's evidence reaches down to from what it names
-_BENEATH = frozenset({"claim", "proposition", "completeness", "evaluation", "derivation", "fact", "source", "agent", "exclusion"})
 
 
 # ---------------------------------------------------------------------- replay

@@ -56,7 +56,7 @@ def act_(
     with open_store(store) as s:
         who = resolve_key(s, by, ("agent",), {}, "--by")
         done = actions.act(
-            s, verdict=verdict_id, action_kind=kind, subject=subject, authorised_by=who, grant=grant,
+            s, verdict=s.resolve_id(verdict_id, ("verdict",)), action_kind=kind, subject=subject, authorised_by=who, grant=grant,
             policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id, idempotency_key=key, at=parse_time(at),
             amount=_amount(amount), unit=unit, tops_up=tops_up, waiver=waiver,
             executor=actions.WebhookExecutor(webhook) if webhook else None,
@@ -106,7 +106,7 @@ def compensate(
 
     with open_store(store) as s:
         done = actions.compensate(
-            s, action_id, authorised_by=resolve_key(s, by, ("agent",), {}, "--by"), grant=grant,
+            s, s.resolve_id(action_id, ("action",)), authorised_by=resolve_key(s, by, ("agent",), {}, "--by"), grant=grant,
             policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id, idempotency_key=key, at=parse_time(at), reason=reason,
             executor=actions.WebhookExecutor(webhook) if webhook else None,
         )  # fmt: skip

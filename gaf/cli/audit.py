@@ -64,7 +64,7 @@ def export_prov(
                                                 progress=lambda n: bar.update(task, completed=n))  # fmt: skip
             text = None
         else:
-            records = prov_export.lineage(s, closure_id) if closure_id else prov_export.subject_lineage(s, subject)  # type: ignore[arg-type]
+            records = prov_export.lineage(s, s.resolve_id(closure_id, ("closure",))) if closure_id else prov_export.subject_lineage(s, subject)  # type: ignore[arg-type]
             result, text = prov_export.export(records, fmt, out_path, base=base, force=force, held=prov_export.bundles(s, records))
     if text is not None:
         sys.stdout.write(text)

@@ -108,7 +108,7 @@ def _print_projection(data: dict[str, Any]) -> None:
 
 @command(app, name="close")
 def close_(
-    gaf_id: Annotated[str, typer.Argument(help="The GAF to close (gaf project prints it).")],
+    gaf_id: Annotated[str, typer.Argument(help="The GAF to close (gaf project prints it); a unique prefix will do.")],
     rules: Annotated[str, typer.Option(help="Verdict rules: NAME or NAME@VERSION.")],
     subject: Annotated[str, typer.Option(help="What the verdict is about, e.g. rent:lease-17/2026-07.")],
     as_of: Annotated[str, typer.Option(help="The transaction time the GAF was projected at (ISO 8601).")],
@@ -128,8 +128,9 @@ def close_(
     with open_store(store) as s:
         rule_set = policies.resolve(s, rules, VerdictRules, where="--rules")
         when = parse_time(at)
-        closed = closure.close(s, gaf_id, rule_set, subject=subject, as_of=to_instant(as_of),
-                               closed_at=when, supersedes=supersedes or [], signing_key=signing_key())  # fmt: skip
+        closed = closure.close(s, s.resolve_id(gaf_id, ("gaf",)), rule_set, subject=subject, as_of=to_instant(as_of),
+                               closed_at=when, supersedes=[s.resolve_id(c, ("closure",)) for c in supersedes or []],
+                               signing_key=signing_key())  # fmt: skip
         exceptions = lifecycle.route_exceptions(s, closed, when)
     data = {"closure": closed.closure.id, "verdict": closed.verdict.to_json(), "policy_exceptions": [e.to_json() for e in exceptions]}
 
@@ -143,7 +144,7 @@ def close_(
 
 @command(app)
 def verdict(
-    closure_id: Annotated[str, typer.Argument(help="A closure id.")],
+    closure_id: Annotated[str, typer.Argument(help="A closure id, or a unique prefix of one.")],
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -154,6 +155,7 @@ def verdict(
       gaf verdict closure:be9d… --json
     """
     with open_store(store, read_only=True) as s:
+        closure_id = s.resolve_id(closure_id, ("closure",))
         found = s.find("verdict", closure=closure_id)
     if not found:
         raise GafError(f"no verdict for {closure_id}", hint="gaf close makes one")
@@ -174,7 +176,7 @@ def _verdict_text(v: Any) -> str:
 
 @command(app, name="replay")
 def replay_(
-    closure_id: Annotated[str, typer.Argument(help="A closure id.")],
+    closure_id: Annotated[str, typer.Argument(help="A closure id, or a unique prefix of one.")],
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -187,7 +189,7 @@ def replay_(
       gaf replay closure:be9d…
     """
     with open_store(store, read_only=True) as s:
-        report = closure.replay(s, closure_id)
+        report = closure.replay(s, s.resolve_id(closure_id, ("closure",)))
 
     def text() -> None:
         if report.identical and report.verdict is not None:
@@ -246,5 +248,5 @@ def whatif_(
     from gaf.whatif import whatif as search
 
     with open_store(store, read_only=True) as s:
-        report = search(s, closure_id, max_size=max_size, seconds=seconds)
+        report = search(s, s.resolve_id(closure_id, ("closure",)), max_size=max_size, seconds=seconds)
     emit(as_json, report.to_dict(), lambda: out.print(report.text(), highlight=False, markup=False))

@@ -36,11 +36,14 @@ SecondsOpt = Annotated[Optional[float], typer.Option("--seconds", help="Stop aft
 
 def _impact(
     as_json: bool, store: str | None, html_path: Path | None, md_path: Path | None,
-    question: Callable[..., Any], *args: Any, **kwargs: Any,
+    question: Callable[..., Any], *args: Any, id_kind: str | None = None, **kwargs: Any,
 ) -> None:  # fmt: skip
-    """Run one impact question with limits and a progress bar, then render it."""
+    """Run one impact question with limits and a progress bar, then render it (its first
+    argument an id of ``id_kind`` as typed, a prefix allowed, when that is given)."""
     kwargs.setdefault("limits", Limits())
     with open_store(store, read_only=True) as s, progress_bar(as_json) as bar:
+        if id_kind is not None:
+            args = (s.resolve_id(args[0], (id_kind,)), *args[1:])
         task = bar.add_task("walking dependencies", total=None)
         report = question(s, *args, progress=lambda n, depth: bar.update(task, completed=n, description=f"depth {depth}"), **kwargs)
     for path, render in ((html_path, to_html), (md_path, to_markdown)):
@@ -113,7 +116,7 @@ def impact_claim(
 
       gaf impact claim claim:8c48… --markdown impact.md
     """
-    _impact(as_json, store, html_out, md_out, impact.claim_retracted, claim_id,
+    _impact(as_json, store, html_out, md_out, impact.claim_retracted, claim_id, id_kind="claim",
             as_of=to_instant(as_of) if as_of else None, limits=_limits(max_depth, max_count, seconds))  # fmt: skip
 
 

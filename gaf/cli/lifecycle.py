@@ -41,7 +41,7 @@ def policy_decide(
           --reason "900 of 1000 received; ask for the rest" --settles policy_exception:…
     """
     with open_store(store) as s:
-        case = lifecycle.decide_case(s, closure_id, decided_by=resolve_key(s, by, ("agent",), {}, "--by"), decision=decision,
+        case = lifecycle.decide_case(s, s.resolve_id(closure_id, ("closure",)), decided_by=resolve_key(s, by, ("agent",), {}, "--by"), decision=decision,
                                      reason=reason, at=parse_time(at), settles=settles)  # fmt: skip
     emit(as_json, case.to_json(), lambda: out.print(
         f"case decision {case.id}" + (f" (settles {case.settles})" if case.settles else ""), highlight=False))  # fmt: skip
@@ -92,7 +92,7 @@ def policy_ratify(
     from gaf.records import PolicyCandidate
 
     with open_store(store) as s:
-        candidate = s.get(candidate_id)
+        candidate = s.get(candidate_id := s.resolve_id(candidate_id, ("policy_candidate",)))
         if not isinstance(candidate, PolicyCandidate):
             raise GafError(f"no policy candidate {candidate_id}")
         ratified = lifecycle.ratify(s, candidate, authority=resolve_key(s, by, ("agent",), {}, "--by"), version=version,
@@ -117,7 +117,8 @@ def policy_waive(
     from gaf import lifecycle
 
     with open_store(store) as s:
-        waiver = lifecycle.waive(s, policy=policy_id, closure=closure_id, authority=resolve_key(s, by, ("agent",), {}, "--by"),
+        waiver = lifecycle.waive(s, policy=s.resolve_id(policy_id, ("action_policy", "projection", "rules", "policy")),
+                                 closure=s.resolve_id(closure_id, ("closure",)), authority=resolve_key(s, by, ("agent",), {}, "--by"),
                                  reason=reason, at=utc_now())  # fmt: skip
     emit(as_json, waiver.to_json(), lambda: out.print(f"waiver {waiver.id}", highlight=False))
 

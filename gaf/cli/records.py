@@ -115,7 +115,7 @@ def _print_ingest(data: dict[str, Any], written: list[Record]) -> None:
 
 @command(app)
 def show(
-    record_id: Annotated[str, typer.Argument(help="The id of a record (kind:sha256).")],
+    record_id: Annotated[str, typer.Argument(help="The id of a record (kind:sha256), or a unique prefix (closure:8cceb8f8d011, or 8cceb8f8d011).")],
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -123,10 +123,10 @@ def show(
 
     [b]Examples[/b]
 
-      gaf show claim:3f2a…   (the full id)
+      gaf show claim:3f2a9c01be44…   (a unique prefix, as tables print ids)
     """
     with open_store(store, read_only=True) as s:
-        record = s.get(record_id)
+        record = s.get(record_id := s.resolve_id(record_id))
         if record is None:
             raise GafError(f"no record {record_id} in {s.location}", hint="gaf list KIND shows the ids stored")
         edges = s.edges_from(record_id)

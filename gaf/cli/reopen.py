@@ -149,6 +149,6 @@ def reopen_appeal(
     with open_store(store) as s:
         who = resolve_key(s, by, ("agent",), {}, "--by")
         reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
-        done = reopening.on_appeal(s, closure_id, by=who, grounds=grounds, reviewer=reviewer_id, at=utc_now(), as_of=when,
+        done = reopening.on_appeal(s, s.resolve_id(closure_id, ("closure",)), by=who, grounds=grounds, reviewer=reviewer_id, at=utc_now(), as_of=when,
                                    signing_key=signing_key())
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))

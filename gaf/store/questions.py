@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import abc
 import functools
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any, TypeVar, overload
 
-from gaf.canonical import kind_of
-from gaf.errors import InvalidRecord, UnknownReference
+from gaf.canonical import kind_of, short_id
+from gaf.errors import AmbiguousReference, InvalidRecord, UnknownReference
 from gaf.records import (
     RECORD_TYPES,
     Action,
@@ -137,6 +138,35 @@ class Questions(abc.ABC):
         cypher = f"MATCH (n:{cls.LABEL}) {'WHERE ' + conditions if conditions else ''} RETURN n.id AS id, n.body AS body ORDER BY n.id"
         params = {f"p_{name}": value for name, value in where.items()}
         return [parse_body(row["body"], row["id"]) for row in self._rows(cypher, params)]
+
+    def resolve_id(self, text: str, kinds: Sequence[str] = ()) -> str:
+        """The stored record an id as a person types it names: a whole id, or a unique prefix of
+        one as tables print it (``closure:8cceb8f8d011``, ``closure:8cceb8f8d011…``, or the hex
+        digits alone, ``8cceb8f8d011``, looked for among ``kinds``, every kind when none is
+        given). At least four hex digits; an ambiguous prefix is refused listing the candidates,
+        one that matches nothing as an unknown reference. A whole id is returned as it is."""
+        typed = text.strip().removesuffix("…").removesuffix("...")
+        kind, colon, digits = typed.rpartition(":")
+        if colon and len(digits) == 64 and _HEX.fullmatch(digits):
+            kind_of(typed)  # a whole id, checked as one: stored or not is the caller's question
+            return typed
+        allowed = [kind] if colon else list(kinds) or sorted(k for k, cls in RECORD_TYPES.items() if not cls.ABOUT_THE_STORE)
+        if (colon and kind not in RECORD_TYPES) or not _HEX.fullmatch(digits) or not 4 <= len(digits) <= 64:
+            raise InvalidRecord(f"not a gaf id or id prefix: {text!r}",
+                                hint="a whole id (kind: and 64 hex digits) or its first digits, at least 4: closure:8cceb8f8d011")  # fmt: skip
+        if kinds and colon and kind not in kinds:
+            raise InvalidRecord(f"{text!r} is a {kind} id; a {' or '.join(kinds)} is wanted here")
+        found: list[str] = []
+        for k in allowed:
+            found += [row["id"] for row in self._rows(_STARTING[RECORD_TYPES[k].LABEL], {"prefix": f"{k}:{digits}"})]
+        if not found:
+            raise UnknownReference(f"no {' or '.join(allowed) if len(allowed) < 4 else 'record'} id starts with {digits!r} in {self.location}")
+        if len(found) > 1:
+            shown = ", ".join(short_id(i, len(digits) + 4) for i in sorted(found)[:_CANDIDATES])
+            more = " and more" if len(found) > _CANDIDATES else ""
+            raise AmbiguousReference(f"{text!r} names {len(found) if len(found) <= _CANDIDATES else 'several'} records: {shown}{more}",
+                                     hint="give more digits")  # fmt: skip
+        return found[0]
 
     def ids(self, kind: str) -> Iterator[str]:
         """Every id of a kind, in id order."""
@@ -456,6 +486,11 @@ _GET = {label: f"MATCH (n:{label} {{id: $id}}) RETURN n.body AS body" for label 
 _GET_MANY = {label: f"UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN n.id AS id, n.body AS body" for label in _LABELS}
 # Every id of one label, in order.
 _IDS = {label: f"MATCH (n:{label}) RETURN n.id AS id ORDER BY id" for label in _LABELS}
+#: how many candidates an ambiguous id prefix lists (one more is read, to know there are more)
+_CANDIDATES = 10
+_STARTING = {label: f"MATCH (n:{label}) WHERE n.id STARTS WITH $prefix RETURN n.id AS id ORDER BY id LIMIT {_CANDIDATES + 1}"
+             for label in _LABELS}  # fmt: skip
+_HEX = re.compile("[0-9a-f]+")
 # How many nodes one label has.
 _COUNT = {label: f"MATCH (n:{label}) RETURN count(n) AS n" for label in _LABELS}
 # Every node of one label, with its body and the properties copied from it.
