@@ -8,6 +8,7 @@ absence, and a second run writes nothing twice.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -95,6 +96,8 @@ def test_the_access_story_runs_end_to_end_and_again_without_writing_twice(tmp_pa
         "r-1006": ["deny", "deny"],
     }
 
+    _the_rejecting_evaluation_is_in_the_bundle(store)
+
     again = _story(store)
     assert "claims.yaml: 0 written, 23 already stored" in again
     assert "authority.yaml: 0 written, 5 already stored" in again
@@ -102,3 +105,29 @@ def test_the_access_story_runs_end_to_end_and_again_without_writing_twice(tmp_pa
     assert again.count("no new effect: this key was used before") == 4
     assert again.count("no standing closure was affected") == 2
     assert _labels(store) == labels  # nothing re-decided, nothing superseded twice
+
+
+def _the_rejecting_evaluation_is_in_the_bundle(store: str) -> None:
+    """r-1002's second closure rests on the vendor's denial that 198.51.100.23 is blocked: its
+    PROV bundle holds the evaluation that rejected blocked(ip:198.51.100.23) and the claim behind
+    it (an export once left both out: no record names the evaluation of a rejected proposition)."""
+    import pyoxigraph as ox
+
+    from gaf.records import parse_record
+    from prov_export import Mapper, bundles, export, lineage
+    from prov_export.mapping import GAF
+
+    with GafStore.open(store, read_only=True) as s:
+        second = history(s, "request:r-1002")[1]["closure"]
+        records = lineage(s, second)
+        _, text = export(records, "nq", None, held=bundles(s, records), with_hash=False)
+        gaf = s.get(s.get(second).gaf)
+        blocked = [p for p in gaf.rejected if s.get(p).predicate == "blocked" and s.get(p).subject == "ip:198.51.100.23"]
+    assert len(blocked) == 1, gaf.rejected
+    graph = ox.NamedNode(str(Mapper().iri(second)))
+    held = [parse_record(json.loads(q.object.value))
+            for q in ox.parse(text.encode("utf-8"), format=ox.RdfFormat.N_QUADS)
+            if q.graph_name == graph and q.predicate == ox.NamedNode(str(GAF.record))]  # fmt: skip
+    ids = {r.id for r in held}
+    rejecting = [r for r in held if r.KIND == "evaluation" and r.proposition == blocked[0] and r.outcome.value == "rejected"]
+    assert len(rejecting) == 1 and rejecting[0].refuting and set(rejecting[0].refuting) <= ids, rejecting
