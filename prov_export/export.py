@@ -26,7 +26,7 @@ from typing import IO, Any
 from rdflib import Dataset, Graph, URIRef
 
 from gaf.canonical import kind_of
-from gaf.closure import evidence
+from gaf.closure import Evidence, evidence
 from gaf.errors import ExportError, UnknownReference
 from gaf.records import RECORD_TYPES, AcceptedFact, Closure, Record
 from gaf.store.base import GafStore
@@ -54,9 +54,23 @@ def check_format(fmt: str) -> None:
 # ---------------------------------------------------------------------- scopes
 
 
-def lineage(store: GafStore, closure_id: str) -> list[Record]:
+#: Each closure's evidence, by id, for a caller that asks for a lineage and then its bundles
+#: (``gaf.closure.evidence`` evaluates the policy again: worth doing once per closure).
+Evidences = dict[str, Evidence]
+
+
+def _evidence(store: GafStore, closure_id: str, known: Evidences | None) -> Evidence:
+    if known is None:
+        return evidence(store, closure_id)
+    if closure_id not in known:
+        known[closure_id] = evidence(store, closure_id)
+    return known[closure_id]
+
+
+def lineage(store: GafStore, closure_id: str, *, known: Evidences | None = None) -> list[Record]:
     """A closure's whole lineage: what it rests on down to claims and sources (its bundle:
-    ``gaf.closure.evidence``), what executed it, and the reopens that made it or reopened it."""
+    ``gaf.closure.evidence``), what executed it, and the reopens that made it or reopened it.
+    ``known`` keeps the evidence found, for ``bundles`` to use again."""
     if not isinstance(store.get(closure_id), Closure):
         raise UnknownReference(f"no closure {closure_id} in {store.location}", hint="gaf history SUBJECT lists closures")
     verdicts = store.verdicts_deciding(closure_id)
@@ -68,7 +82,7 @@ def lineage(store: GafStore, closure_id: str) -> list[Record]:
     bundled: set[str] = set()
     while closures := sorted(c for c in found if kind_of(c) == "closure" and c not in bundled):  # and those it revises, whole
         bundled.update(closures)
-        _reach(store, sorted({i for c in closures for i in evidence(store, c).ids} - found), found)
+        _reach(store, sorted({i for c in closures for i in _evidence(store, c, known).ids} - found), found)
     # The decisions that let its facts in, with the reviewers who made them (and whom they act
     # for), but not the other facts a decision accepted: those are other closures' lineage.
     decisions = store.decisions_accepting([f for f in found if kind_of(f) == "fact"])
@@ -89,22 +103,22 @@ def _reach(store: GafStore, start: list[str], found: set[str]) -> None:
         todo.extend(target for _, target in store.edges_from(rid) if target not in found)
 
 
-def bundles(store: GafStore, records: Iterable[Record]) -> Bundles:
+def bundles(store: GafStore, records: Iterable[Record], *, known: Evidences | None = None) -> Bundles:
     """For each closure among ``records``, the ids of those records its bundle holds: what it
-    rests on (``gaf.closure.evidence``) — and so nothing made after it, and nothing of another
-    closure."""
+    rests on (``gaf.closure.evidence``, or ``known`` where a lineage already found it) — and so
+    nothing made after it, and nothing of another closure."""
     given = {r.id for r in records}
-    return {c: evidence(store, c).ids & given for c in sorted(i for i in given if kind_of(i) == "closure")}
+    return {c: _evidence(store, c, known).ids & given for c in sorted(i for i in given if kind_of(i) == "closure")}
 
 
-def subject_lineage(store: GafStore, subject: str) -> list[Record]:
+def subject_lineage(store: GafStore, subject: str, *, known: Evidences | None = None) -> list[Record]:
     """The lineage of every closure about a subject."""
     closures = store.find("closure", subject=subject)
     if not closures:
         raise UnknownReference(f"no closure about {subject!r} in {store.location}")
     out: dict[str, Record] = {}
     for c in closures:
-        out.update((r.id, r) for r in lineage(store, c.id))
+        out.update((r.id, r) for r in lineage(store, c.id, known=known))
     return [out[k] for k in sorted(out)]
 
 

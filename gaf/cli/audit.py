@@ -64,8 +64,11 @@ def export_prov(
                                                 progress=lambda n: bar.update(task, completed=n))  # fmt: skip
             text = None
         else:
-            records = prov_export.lineage(s, s.resolve_id(closure_id, ("closure",))) if closure_id else prov_export.subject_lineage(s, subject)  # type: ignore[arg-type]
-            result, text = prov_export.export(records, fmt, out_path, base=base, force=force, held=prov_export.bundles(s, records))
+            known: dict[str, Any] = {}  # each closure's evidence, found once for the lineage and its bundles
+            records = (prov_export.lineage(s, s.resolve_id(closure_id, ("closure",)), known=known) if closure_id
+                       else prov_export.subject_lineage(s, subject, known=known))  # type: ignore[arg-type]  # fmt: skip
+            held = prov_export.bundles(s, records, known=known)
+            result, text = prov_export.export(records, fmt, out_path, base=base, force=force, held=held)
     if text is not None:
         sys.stdout.write(text)
     summary = json.dumps(result.to_dict()) + "\n"  # one line for machines, never wrapped at the terminal's width

@@ -26,7 +26,7 @@ from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any, TypeVar, overload
 
-from gaf.canonical import kind_of, short_id
+from gaf.canonical import ID_PATTERN, kind_of, short_id
 from gaf.errors import AmbiguousReference, InvalidRecord, UnknownReference
 from gaf.records import (
     RECORD_TYPES,
@@ -146,10 +146,10 @@ class Questions(abc.ABC):
         given). At least four hex digits; an ambiguous prefix is refused listing the candidates,
         one that matches nothing as an unknown reference. A whole id is returned as it is."""
         typed = text.strip().removesuffix("…").removesuffix("...")
-        kind, colon, digits = typed.rpartition(":")
-        if colon and len(digits) == 64 and _HEX.fullmatch(digits):
+        if ID_PATTERN.match(typed):
             kind_of(typed)  # a whole id, checked as one: stored or not is the caller's question
             return typed
+        kind, colon, digits = typed.rpartition(":")
         allowed = [kind] if colon else list(kinds) or sorted(k for k, cls in RECORD_TYPES.items() if not cls.ABOUT_THE_STORE)
         if (colon and kind not in RECORD_TYPES) or not _HEX.fullmatch(digits) or not 4 <= len(digits) <= 64:
             raise InvalidRecord(f"not a gaf id or id prefix: {text!r}",
