@@ -7,17 +7,41 @@ line, a record id, a field) and, where there is one, the way out.
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import TypeAlias
 
 #: An error as a JSON object: its fields, and for a refused batch the errors of its items.
 ErrorDict: TypeAlias = dict[str, "str | None | list[ErrorDict]"]
 
 
+class ExitCode(IntEnum):
+    """The one table of exit codes every command uses, so a script can tell outcomes apart
+    without reading the message: each error family below names its code from here."""
+
+    OK = 0
+    REFUSED = 1
+    BAD_INPUT = 2
+    STORE = 3
+    DIFFERS = 4
+    DENIED = 5
+
+
+#: What each exit code means, as ``gaf --help`` and docs/cli-reference.md print it.
+EXIT_CODES: dict[ExitCode, str] = {
+    ExitCode.OK: "success",
+    ExitCode.REFUSED: "refused for another reason (no verdict for a closure, …)",
+    ExitCode.BAD_INPUT: "bad input (a value, option, file, id, query): nothing written",
+    ExitCode.STORE: "the store is unreachable, misconfigured or locked",
+    ExitCode.DIFFERS: "verify found a discrepancy, or replay a layer that differs",
+    ExitCode.DENIED: "refused on authority (an action's check): nothing executed",
+}
+
+
 class GafError(Exception):
     """The one base class of everything gaf refuses on purpose."""
 
     #: process exit code the CLI uses for this family of errors
-    exit_code = 1
+    exit_code: ExitCode = ExitCode.REFUSED
 
     def __init__(self, what: str, *, where: str | None = None, hint: str | None = None):
         self.what = what
@@ -37,7 +61,7 @@ class GafError(Exception):
 class InvalidRecord(GafError):
     """Input that is not a well-formed record of its kind: refused before any write."""
 
-    exit_code = 2
+    exit_code = ExitCode.BAD_INPUT
 
 
 class InvalidValue(InvalidRecord, ValueError):
@@ -102,10 +126,15 @@ class BatchRejected(InvalidRecord):
         return out
 
 
+class InvalidQuery(InvalidRecord):
+    """A query the store refuses as written (a typo, an unknown function or label): the
+    query's fault, not the store's, so it is bad input (exit 2), with the store's own words."""
+
+
 class StoreError(GafError):
     """The store could not do what was asked (unreachable, misconfigured, locked)."""
 
-    exit_code = 3
+    exit_code = ExitCode.STORE
 
 
 class StoreUnavailable(StoreError):
@@ -119,7 +148,7 @@ class StoreLocked(StoreError):
 class ReadOnlyViolation(GafError):
     """A query that would write, sent where only reading is allowed."""
 
-    exit_code = 2
+    exit_code = ExitCode.BAD_INPUT
 
 
 # ---------------------------------------------------------------------- rules
@@ -150,13 +179,13 @@ class InvalidArithmetic(RuleError):
 class PolicyConflict(GafError):
     """A published policy name@version given again with other content."""
 
-    exit_code = 2
+    exit_code = ExitCode.BAD_INPUT
 
 
 class UnknownPolicy(GafError):
     """A policy name or version that is not published."""
 
-    exit_code = 2
+    exit_code = ExitCode.BAD_INPUT
 
 
 # ---------------------------------------------------------------------- the policy lifecycle
@@ -165,7 +194,7 @@ class UnknownPolicy(GafError):
 class NotAnAuthority(GafError):
     """An agent acting where only an authority may: ratifying, waiving."""
 
-    exit_code = 5
+    exit_code = ExitCode.DENIED
 
 
 # ---------------------------------------------------------------------- actions
@@ -174,7 +203,7 @@ class NotAnAuthority(GafError):
 class ActionRefused(GafError):
     """An action that failed one of its checks; nothing was executed or written."""
 
-    exit_code = 5
+    exit_code = ExitCode.DENIED
 
 
 # ---------------------------------------------------------------------- signatures
@@ -183,7 +212,7 @@ class ActionRefused(GafError):
 class SigningKeyError(GafError):
     """A signing or verify key that cannot be used (its text, or the cryptography package, is missing)."""
 
-    exit_code = 2
+    exit_code = ExitCode.BAD_INPUT
 
 
 # ---------------------------------------------------------------------- exports
@@ -192,4 +221,4 @@ class SigningKeyError(GafError):
 class ExportError(GafError):
     """An export that cannot be made: unknown scope or format, or an unwritable path."""
 
-    exit_code = 2
+    exit_code = ExitCode.BAD_INPUT

@@ -17,6 +17,7 @@ start-up. A value that does not parse is refused here, naming the variable.
 | GAF_VERIFY_KEY | ``verify_key``: the public key ``gaf verify`` requires on every closure (gaf.signing.public_key) | none |
 | GAF_MAX_RECORD_BYTES | ``max_record_bytes``: the largest record's canonical JSON (and JSONL line) | 1 MiB |
 | GAF_MAX_INPUT_BYTES | ``max_input_bytes``: the largest input file (claims, policy, rules) | 256 MiB |
+| COLUMNS | ``columns``: the width the command line's tables and messages wrap at when its output is not a terminal (piped, they are not wrapped) | the terminal's width; none when piped |
 | GAF_CACHE_MB | ``cache_mb``: the embedded store's page cache (LadybugDB's buffer pool), in MiB, at least 64; it also bounds a query's working memory | LadybugDB's: 80% of the machine's memory, filled as pages are read |
 
 The two size limits reach the records through ``gaf.records.limits(...)``, a context the
@@ -64,6 +65,8 @@ class Settings:
     max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
     #: None: LadybugDB's own default
     cache_mb: int | None = None
+    #: None: the terminal's width, or no wrapping when the output is piped (the CLI's consoles)
+    columns: int | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -81,6 +84,7 @@ class Settings:
             max_record_bytes=_bytes(env, "GAF_MAX_RECORD_BYTES", DEFAULT_MAX_RECORD_BYTES),
             max_input_bytes=_bytes(env, "GAF_MAX_INPUT_BYTES", DEFAULT_MAX_INPUT_BYTES),
             cache_mb=_megabytes(env, "GAF_CACHE_MB"),
+            columns=int(env["COLUMNS"]) if env.get("COLUMNS", "").isdigit() else None,  # a shell's, not gaf's: no refusal
         )
 
     def __repr__(self) -> str:  # never print the password
@@ -88,7 +92,7 @@ class Settings:
                 f"neo4j_database={self.neo4j_database!r}, neo4j_retry_seconds={self.neo4j_retry_seconds}, "
                 f"lock_wait={self.lock_wait}, signing_key=<{'set' if self.signing_key else 'unset'}>, "
                 f"verify_key={self.verify_key!r}, max_record_bytes={self.max_record_bytes}, "
-                f"max_input_bytes={self.max_input_bytes}, cache_mb={self.cache_mb})")  # fmt: skip
+                f"max_input_bytes={self.max_input_bytes}, cache_mb={self.cache_mb}, columns={self.columns})")  # fmt: skip
 
 
 def _seconds(env: Mapping[str, str], variable: str, default: float) -> float:

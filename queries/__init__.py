@@ -1,5 +1,5 @@
 """The auditor query library: named, tested Cypher questions, run read-only."""
 
-from queries.runner import Query, as_csv, check_read_only, favorites, load, parse_param, reference, run
+from queries.runner import Query, check_read_only, favorites, load, parse_param, reference, run
 
-__all__ = ["Query", "as_csv", "check_read_only", "favorites", "load", "parse_param", "reference", "run"]
+__all__ = ["Query", "check_read_only", "favorites", "load", "parse_param", "reference", "run"]

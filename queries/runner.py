@@ -11,15 +11,13 @@ transaction, so even a query that slipped past the check could not write.
 
 from __future__ import annotations
 
-import csv
 import io
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gaf.errors import GafError, InvalidRecord, ReadOnlyViolation
+from gaf.errors import GafError, InvalidQuery, InvalidRecord, ReadOnlyViolation
 from gaf.store.base import GafStore
 
 LIBRARY = Path(__file__).parent / "library"
@@ -144,6 +142,10 @@ def run(store: GafStore, query: Query | str, params: dict[str, Any] | None = Non
         message = str(getattr(exc, "message", exc))
         if "write" in message.lower() and "read" in message.lower():
             raise ReadOnlyViolation(f"the store refused a write in a read-only transaction: {message}") from None
+        code = str(getattr(exc, "code", "") or "")
+        if ".Statement." in code:  # Neo4j: the query as written is refused
+            raise InvalidQuery(f"Neo4j refused the query: {message}", where=code,
+                               hint="check the query's spelling against docs/queries.md") from None  # fmt: skip
         raise GafError(f"the query failed on {store.location}: {message}") from None
 
 
@@ -157,16 +159,6 @@ def parse_param(text: str) -> tuple[str, Any]:
     if value in ("true", "false"):
         return name, value == "true"
     return name, value
-
-
-def as_csv(rows: list[dict[str, Any]]) -> str:
-    buffer = io.StringIO()
-    if rows:
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in row.items()})
-    return buffer.getvalue()
 
 
 def reference(queries: dict[str, Query]) -> str:

@@ -104,3 +104,11 @@ def ratified_allocation(store: GafStore, *, effective, retroactive: bool = False
                         "date, equal to the rent, with no other debt open, is allocated to the current month's rent.",
                         rule=rule, cases=[case.id], proposed_by=ids["agent"], at=at)  # fmt: skip
     return ratify(store, candidate, authority=ids["agent"], version=1, effective=effective, retroactive=retroactive, at=at)
+
+
+def closed_store(path) -> tuple[str, str]:
+    """An embedded store at ``path`` with the rent case's two closures and the grants; their ids."""
+    with GafStore.open(str(path)) as s:
+        c1, c2 = close_both(s)
+        authority(s)
+    return c1.closure.id, c2.closure.id

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from gaf.cli import app
 from tests.conftest import NOW, RENT
+from tests.rentcase import closed_store
 
 runner = CliRunner()
 
@@ -187,17 +188,6 @@ def test_rules_revise_publishes_the_next_version_and_keeps_the_old(tmp_path):
     assert [(r["name"], r["version"]) for r in listed] == [("rent-paid", 1), ("rent-paid", 2)]
 
 
-def _rent_closed(path) -> tuple[str, str]:
-    """An embedded store at ``path`` with the rent case's two closures and the grants; their ids."""
-    from gaf.store import GafStore
-    from tests.rentcase import authority, close_both
-
-    with GafStore.open(str(path)) as s:
-        c1, c2 = close_both(s)
-        authority(s)
-    return c1.closure.id, c2.closure.id
-
-
 def test_policy_decide_settles_an_exception_only_for_its_own_closure(tmp_path):
     from datetime import datetime, timezone
 
@@ -206,7 +196,7 @@ def test_policy_decide_settles_an_exception_only_for_its_own_closure(tmp_path):
     from tests.rentcase import RENT_JULY, ratified_allocation
 
     store = tmp_path / "s.lbug"
-    first, second = _rent_closed(store)
+    first, second = closed_store(store)
     with GafStore.open(str(store)) as s:
         ratified = ratified_allocation(s, effective=datetime(2026, 8, 1, tzinfo=timezone.utc))
         exception = PolicyException(policy=ratified.id, subject=RENT_JULY, closure=second, reason="outside rent-allocation@1",
@@ -228,7 +218,7 @@ def test_compensate_undoes_an_executed_action_with_a_new_one_that_keeps_the_reas
     from gaf.store import GafStore
 
     store = str(tmp_path / "s.lbug")
-    _, second = _rent_closed(store)
+    _, second = closed_store(store)
     with GafStore.open(store, read_only=True) as s:
         verdict = s.find("verdict", closure=second)[0].id
         grant = next(g.id for g in s.find("grant") if g.action_kind == "receipt")
@@ -253,7 +243,7 @@ def test_export_prov_summary_is_one_json_line_on_a_narrow_terminal(tmp_path):
     import sys
 
     store = str(tmp_path / "s.lbug")
-    first, _ = _rent_closed(store)
+    first, _ = closed_store(store)
     result = subprocess.run([sys.executable, "-m", "gaf", "export", "prov", "--closure", first, "--format", "nt",
                              "--out", str(tmp_path / "july.nt"), "--store", store],
                             capture_output=True, text=True, env={**os.environ, "COLUMNS": "40"}, check=True)  # fmt: skip

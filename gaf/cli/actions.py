@@ -45,11 +45,13 @@ def act_(
 
     [b]Examples[/b]
 
-      gaf act verdict:6d04… --kind request-allocation --subject rent:lease-17/2026-07 \\
-          --by letting-agent --grant grant:… --policy rent-actions --key july-allocation-1
+      gaf act verdict:6d04… --kind request-allocation \\
+          --subject rent:lease-17/2026-07 --by letting-agent --grant grant:… \\
+          --policy rent-actions --key july-allocation-1
 
-      gaf act verdict:91c2… --kind pay --subject order:po-1 --by accounts-payable \\
-          --grant grant:… --policy invoice-actions --key po-1-rest --tops-up action:5e0a…
+      gaf act verdict:91c2… --kind pay --subject order:po-1 \\
+          --by accounts-payable --grant grant:… --policy invoice-actions \\
+          --key po-1-rest --tops-up action:5e0a…
     """
     from gaf import actions
 
@@ -99,8 +101,9 @@ def compensate(
 
     [b]Examples[/b]
 
-      gaf compensate action:6b78… --by letting-agent --grant grant:… --policy rent-actions \\
-          --key july-allocation-request-withdrawn --reason "claim E settled the allocation"
+      gaf compensate action:6b78… --by letting-agent --grant grant:… \\
+          --policy rent-actions --key july-allocation-request-withdrawn \\
+          --reason "claim E settled the allocation"
     """
     from gaf import actions
 

@@ -4,19 +4,31 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
-from gaf.canonical import short_id
-from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, out, progress_bar, rows_table
-from gaf.errors import GafError, InvalidRecord
+from gaf.cli.common import (
+    FormatOpt,
+    JsonOpt,
+    StoreOpt,
+    app,
+    chosen_format,
+    command,
+    emit_rows,
+    group,
+    open_store,
+    print_rows,
+    progress_bar,
+)
+from gaf.errors import EXIT_CODES, GafError, InvalidRecord
 
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
 # --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
 
-export_app = typer.Typer(help="Export provenance for compliance tools.", no_args_is_help=True)
+export_app = group("Export provenance for compliance tools.")
 app.add_typer(export_app, name="export")
 
 
@@ -80,7 +92,7 @@ def query(
     name: Annotated[Optional[str], typer.Argument(help="A query of the library (gaf query --list shows them).")] = None,
     param: Annotated[Optional[list[str]], typer.Option("--param", "-p", help="A parameter, name=value (repeatable).")] = None,
     cypher: Annotated[Optional[str], typer.Option("--cypher", help="Ad-hoc Cypher, run through the same read-only runner.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
+    fmt: FormatOpt = None,
     list_all: Annotated[bool, typer.Option("--list", help="List the library's queries and the questions they answer.")] = False,
     reference_out: Annotated[Optional[Path], typer.Option("--reference", help="Write the library's Markdown reference here.")] = None,
     favorites_out: Annotated[Optional[Path], typer.Option("--favorites", help="Write the library as Neo4j Browser favourites (zip).")] = None,
@@ -100,6 +112,7 @@ def query(
     """
     import queries
 
+    shape = chosen_format(as_json, fmt)
     library = queries.load()
     if list_all or reference_out or favorites_out:
         if reference_out:
@@ -107,7 +120,7 @@ def query(
         if favorites_out:
             favorites_out.write_bytes(queries.favorites(library))
         rows = [{"name": q.name, "params": ", ".join(q.params) or "-", "question": q.question} for q in library.values()]
-        emit(as_json, rows, lambda: out.print(rows_table(rows, ("name", "params", "question"))))
+        emit_rows(shape, rows, lambda rows: print_rows(rows, ("name", "params", "question")))
         return
     if (name is None) == (cypher is None):
         raise GafError("give a query name or --cypher, not both", hint="gaf query --list shows the library")
@@ -116,20 +129,20 @@ def query(
     params = dict(queries.parse_param(p) for p in param or [])
     with open_store(store, read_only=True) as s:
         rows = queries.run(s, library[name] if name else cypher, params)  # type: ignore[arg-type]
-    if as_json or fmt == "json":
-        print(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
-    elif fmt == "csv":
-        sys.stdout.write(queries.as_csv(rows))
-    else:
-        columns = tuple(rows[0]) if rows else ("(no rows)",)
-        out.print(rows_table([{k: (short_id(v) if isinstance(v, str) and ":" in v and len(v) > 60 else v) for k, v in r.items()} for r in rows], columns))
+    emit_rows(shape, ({k: _plain(v) for k, v in r.items()} for r in rows),
+              lambda rows: print_rows(rows, tuple(rows[0]) if rows else ("(no rows)",)))  # fmt: skip
 
 
-def cli_reference() -> str:
-    """The CLI reference in Markdown, generated from the commands themselves so it cannot drift."""
+def _plain(value: Any) -> Any:
+    """A value a query returned, as JSON can hold it (a time as its ISO text)."""
+    return value if value is None or isinstance(value, str | int | float | bool | list | dict) else str(value)
+
+
+def cli_commands() -> list[dict[str, Any]]:
+    """Every command with its help and parameters, read from the commands themselves: what
+    ``gaf reference`` prints, as Markdown or as JSON."""
     root = typer.main.get_command(app)
-    lines = ["# gaf command reference", "",
-             "Generated from the CLI by `gaf reference`; do not edit by hand. Every command takes `--help`.", ""]  # fmt: skip
+    found: list[dict[str, Any]] = []
 
     def walk(command: Any, path: list[str]) -> None:
         if hasattr(command, "list_commands"):  # a group (typer ships its own click, so no isinstance)
@@ -137,30 +150,59 @@ def cli_reference() -> str:
             for name in command.list_commands(ctx):
                 walk(command.get_command(ctx, name), [*path, name])
             return
-        help_text = (command.help or "").replace("[b]", "**").replace("[/b]", "**").strip()
-        lines.extend([f"## gaf {' '.join(path)}", "", help_text, ""])
-        for param in command.params:
-            if param.param_type_name == "option":
-                lines.append(f"- `{', '.join(param.opts)}`: {param.help or ''}".rstrip())
-            else:
-                lines.append(f"- `{param.name.upper()}`: {getattr(param, 'help', '') or ''}".rstrip())
-        lines.append("")
+        params = [{"name": p.name, "kind": p.param_type_name, "opts": list(p.opts), "required": bool(p.required),
+                   "flag": bool(getattr(p, "is_flag", False)), "help": getattr(p, "help", None) or ""}
+                  for p in command.params]  # fmt: skip
+        found.append({"command": " ".join(["gaf", *path]), "help": command.help or "", "params": params})
 
     walk(root, [])
+    return found
+
+
+def cli_reference() -> str:
+    """The CLI reference in Markdown, generated from the commands themselves so it cannot drift."""
+    lines = ["# gaf command reference", "",
+             "Generated from the CLI by `gaf reference`; do not edit by hand. Every command takes `--help`.", "",
+             "## Exit codes", "", "The same for every command:", "", "| exit | meaning |", "| ---: | --- |",
+             *(f"| {int(code)} | {meaning} |" for code, meaning in EXIT_CODES.items()), ""]  # fmt: skip
+    for entry in cli_commands():
+        lines.extend([f"## {entry['command']}", "", _markdown(entry["help"]), ""])
+        for param in entry["params"]:
+            name = ", ".join(param["opts"]) if param["kind"] == "option" else param["name"].upper()
+            lines.append(f"- `{name}`: {param['help']}".rstrip())
+        lines.append("")
     return "\n".join(lines)
+
+
+def _markdown(help_text: str) -> str:
+    """A command's help as Markdown: rich's bold as Markdown's, indented lines (examples) fenced."""
+    paragraphs = []
+    for paragraph in help_text.replace("[b]", "**").replace("[/b]", "**").strip().split("\n\n"):
+        lines = paragraph.splitlines()
+        if lines and all(line.startswith(" ") for line in lines):
+            paragraph = "```sh\n" + textwrap.dedent(paragraph) + "\n```"
+        paragraphs.append(paragraph)
+    return "\n\n".join(paragraphs)
 
 
 @command(app)
 def reference(
     out_path: Annotated[Optional[Path], typer.Option("--out", help="Write here instead of stdout.")] = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Print the CLI reference (Markdown), generated from the commands.
+    """Print the CLI reference (Markdown), generated from the commands; with --json, the
+    commands, their help and their parameters as JSON.
 
     [b]Examples[/b]
 
       gaf reference --out docs/cli-reference.md
+      gaf reference --json | jq -r '.commands[].command'
     """
-    text = cli_reference()
+    if as_json:
+        text = json.dumps({"exit_codes": {str(int(c)): m for c, m in EXIT_CODES.items()}, "commands": cli_commands()},
+                          indent=2, ensure_ascii=False) + "\n"  # fmt: skip
+    else:
+        text = cli_reference()
     if out_path:
         out_path.write_text(text, encoding="utf-8")
     else:

@@ -13,19 +13,23 @@ from gaf import closure, lifecycle, policies, projection
 # boilerplate: the names this command group takes from gaf/cli/common.py, one per line
 from gaf.canonical import short_id
 from gaf.cli.common import (
+    FormatOpt,
     JsonOpt,
     StoreOpt,
     app,
+    chosen_format,
     command,
     emit,
+    emit_rows,
     open_store,
     out,
     parse_time,
+    print_rows,
     signing_key,
     statement_text,
     warn_ignored,
 )
-from gaf.errors import GafError
+from gaf.errors import ExitCode, GafError
 from gaf.ledger import resolve_key
 from gaf.records import GAF, Projection, VerdictRules
 from gaf.types import to_instant
@@ -50,7 +54,8 @@ def project(
     [b]Examples[/b]
 
       gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-07-15
-      gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-07-15 --at 2026-07-15T11:00:00Z
+      gaf project rent-delinquency --reviewer registry-clerk --as-of 2026-07-15 \\
+          --at 2026-07-15T11:00:00Z
       gaf project rent-delinquency --reviewer registry-clerk --dry-run --json
     """
     now = to_instant(at) if at else datetime.now(timezone.utc)
@@ -123,7 +128,8 @@ def close_(
 
     [b]Examples[/b]
 
-      gaf close gaf:7cee… --rules rent-paid --subject rent:lease-17/2026-07 --as-of 2026-07-15
+      gaf close gaf:7cee… --rules rent-paid --subject rent:lease-17/2026-07 \\
+          --as-of 2026-07-15
     """
     with open_store(store) as s:
         rule_set = policies.resolve(s, rules, VerdictRules, where="--rules")
@@ -199,7 +205,7 @@ def replay_(
 
     emit(as_json, report.to_dict(), text)
     if not report.identical:
-        raise typer.Exit(4)
+        raise typer.Exit(ExitCode.DIFFERS)
 
 
 @command(app)
@@ -207,28 +213,28 @@ def history(
     subject: Annotated[str, typer.Argument(help="The subject, e.g. rent:lease-17/2026-07.")],
     store: StoreOpt = None,
     as_json: JsonOpt = False,
+    fmt: FormatOpt = None,
 ) -> None:
     """Every closure about a subject, oldest first, with verdicts and the supersession chain.
 
     [b]Examples[/b]
 
       gaf history rent:lease-17/2026-07
+      gaf history rent:lease-17/2026-07 --format csv
     """
     from gaf import reopen as reopening
 
+    shape = chosen_format(as_json, fmt)
     with open_store(store, read_only=True) as s:
         rows = reopening.history(s, subject)
 
-    def table() -> None:
-        t = Table(title=f"history of {subject}")
-        for col in ("closed at", "closure", "verdict", "policy", "supersedes", "superseded by"):
-            t.add_column(col)
-        for r in rows:
-            t.add_row(r["closed_at"], short_id(r["closure"]), f"{r['label']} {r['strength']:+}", f"v{r['projection_version']}",
-                      ", ".join(short_id(x) for x in r["supersedes"]), ", ".join(short_id(x) for x in r["superseded_by"]))  # fmt: skip
-        out.print(t)
+    def table(rows: list[dict[str, Any]]) -> None:
+        print_rows([{"closed at": r["closed_at"], "closure": r["closure"], "verdict": f"{r['label']} {r['strength']:+}",
+                     "policy": f"v{r['projection_version']}", "supersedes": r["supersedes"],
+                     "superseded by": r["superseded_by"]} for r in rows],
+                   ("closed at", "closure", "verdict", "policy", "supersedes", "superseded by"), title=f"history of {subject}")  # fmt: skip
 
-    emit(as_json, rows, table)
+    emit_rows(shape, rows, table)
 
 
 @command(app, name="whatif")

@@ -3,15 +3,23 @@ that turns gaf's typed errors into one line and an exit code."""
 
 from __future__ import annotations
 
+import csv
 import functools
+import inspect
 import json
+import os
+import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
+from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
 
 import typer
+import typer.core
 from rich.console import Console
+from rich.markup import escape
+from rich.measure import Measurement
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -22,8 +30,8 @@ from rich.progress import (
 from rich.table import Table
 
 from gaf import __version__, signing
-from gaf.canonical import short_id
-from gaf.errors import GafError, InvalidRecord
+from gaf.canonical import ID_PATTERN, short_id
+from gaf.errors import EXIT_CODES, GafError, InvalidRecord, InvalidValue
 from gaf.records import IgnoredDeclaration, Record, limits
 from gaf.records import statement_text as ledger_text
 from gaf.settings import Settings
@@ -34,12 +42,66 @@ from gaf.types import to_instant
 if TYPE_CHECKING:  # cryptography is optional (gaf[signing])
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+def help_text(doc: str | None) -> str:
+    """A docstring as ``--help`` prints it: each paragraph one line, for rich to wrap at the
+    reader's width (a docstring's own line breaks are the source's, not the terminal's);
+    indented lines — examples, tables — are kept as they are, one per line."""
+    paragraphs = []
+    for paragraph in inspect.cleandoc(doc or "").split("\n\n"):
+        lines = paragraph.splitlines()
+        kept = any(line.startswith(" ") for line in lines)
+        paragraphs.append("\n".join(lines) if kept else " ".join(line.strip() for line in lines))
+    return "\n\n".join(paragraphs)
+
+
+def _flags_without_placeholder(command: Any, ctx: Any) -> None:
+    """A flag takes no value, so its help shows none (typer would print ``<bool>``)."""
+    for param in command.get_params(ctx):
+        if getattr(param, "is_flag", False) and param.metavar is None:  # typer's own click: no isinstance
+            param.metavar = ""
+
+
+class Command(typer.core.TyperCommand):
+    """A gaf command: typer's, with flags shown without a value placeholder."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _flags_without_placeholder(self, ctx)
+        super().format_help(ctx, formatter)
+
+
+class Group(typer.core.TyperGroup):
+    """A gaf command group: typer's, with flags shown without a value placeholder."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _flags_without_placeholder(self, ctx)
+        super().format_help(ctx, formatter)
+
+
+def group(help: str) -> typer.Typer:
+    """A command group (``gaf policy``, ``gaf impact`` …) with gaf's help conventions."""
+    return typer.Typer(help=help_text(help), no_args_is_help=True, cls=Group, rich_markup_mode="rich")
+
+
 app = typer.Typer(
     name="gaf",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="rich",
+    cls=Group,
 )
+
+#: Wider than any terminal: piped output is not wrapped at all, so grep sees whole lines.
+PIPED_WIDTH = 100_000
+
+
+def fit_consoles(columns: int | None) -> None:
+    """Wrap the consoles' words at the terminal's width, and not at all when a stream is not a
+    terminal (rich would wrap at 80 columns, so a script's grep found half a line); ``columns``
+    (COLUMNS), when set, still names the width."""
+    for console, stream in ((out, sys.stdout), (err, sys.stderr)):
+        if not stream.isatty():
+            console.soft_wrap = columns is None
+            console.width = columns or PIPED_WIDTH
 
 
 out = Console()
@@ -53,6 +115,21 @@ StoreOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of tables.")]
 
 
+class Format(str, Enum):
+    """How a command that lists rows prints them."""
+
+    table = "table"
+    json = "json"
+    ndjson = "ndjson"
+    csv = "csv"
+
+
+FormatOpt = Annotated[
+    Optional[Format],
+    typer.Option("--format", help="table (for people, the default), json, ndjson (one object a line, streamed) or csv."),
+]
+
+
 def main() -> None:
     """Entry point of the ``gaf`` console script."""
     app()
@@ -62,24 +139,25 @@ def _run(as_json: bool, work: Callable[[], Any]) -> Any:
     """Run a command body, turning gaf's typed errors into one line and an exit code."""
     try:
         return work()
+    except GafError as exc:
+        refused = exc
     except ValueError as exc:  # a value the user typed (a time, a version) that does not parse
         refused = InvalidRecord(str(exc))
-        if as_json:
-            print(json.dumps(refused.to_dict(), indent=2))
-        else:
-            err.print(f"[bold red]error:[/] {refused.message}", highlight=False, markup=True)
-        raise typer.Exit(refused.exit_code) from None
-    except GafError as exc:
-        if as_json:
-            print(json.dumps(exc.to_dict(), indent=2))
-        else:
-            err.print(f"[bold red]error:[/] {exc.message}", highlight=False)
-            for sub in getattr(exc, "errors", [])[:20]:
-                err.print(f"  - {sub.message}", highlight=False)
-            extra = len(getattr(exc, "errors", [])) - 20
-            if extra > 0:
-                err.print(f"  … and {extra} more")
-        raise typer.Exit(exc.exit_code) from None
+    if as_json:
+        print(json.dumps(refused.to_dict(), indent=2))
+    else:
+        err.print(f"[bold red]error:[/] {escape(refused.message)}", highlight=False)
+        for sub in getattr(refused, "errors", [])[:20]:
+            err.print(f"  - {escape(sub.message)}", highlight=False)
+        extra = len(getattr(refused, "errors", [])) - 20
+        if extra > 0:
+            err.print(f"  … and {extra} more")
+    raise typer.Exit(refused.exit_code) from None
+
+
+def _machine(kwargs: dict[str, Any]) -> bool:
+    """Whether a command was asked for JSON (``--json``, ``--format json|ndjson``): its errors are JSON too."""
+    return bool(kwargs.get("as_json")) or kwargs.get("fmt") in (Format.json, Format.ndjson)
 
 
 F = TypeVar("F", bound=Callable[..., None])
@@ -101,12 +179,13 @@ def command(group: typer.Typer, name: str | None = None) -> Callable[[F], F]:
 
             def limited() -> None:
                 chosen = settings()
+                fit_consoles(chosen.columns)
                 with limits(max_record_bytes=chosen.max_record_bytes, max_input_bytes=chosen.max_input_bytes):
                     fn(*args, **kwargs)
 
-            _run(bool(kwargs.get("as_json", False)), limited)
+            _run(_machine(kwargs), limited)
 
-        group.command(name)(speak)
+        group.command(name, cls=Command, help=help_text(fn.__doc__))(speak)
         return fn
 
     return register
@@ -140,22 +219,65 @@ def emit(as_json: bool, data: Any, table: Callable[[], None]) -> None:
         table()
 
 
+def chosen_format(as_json: bool, fmt: Format | None) -> Format:
+    """The one format a listing prints in: ``--json`` is ``--format json``; the two disagreeing is refused."""
+    if as_json and fmt not in (None, Format.json):
+        raise InvalidValue(f"--json and --format {fmt.value} ask for two formats", where="--format",
+                           hint="give one of them")  # fmt: skip
+    return Format.json if as_json else (fmt or Format.table)
+
+
+def emit_rows(fmt: Format, rows: Iterable[dict[str, Any]], table: Callable[[list[dict[str, Any]]], None], *,
+              columns: Sequence[str] | None = None) -> None:  # fmt: skip
+    """Print listed rows in the format asked for: a table for people, or JSON, NDJSON and CSV
+    for machines. NDJSON and CSV are written row by row as the rows come, so a listing of the
+    whole store does not wait for, or hold, all of it. ``columns`` is CSV's header when rows
+    may leave keys out (records omit the fields they do not have); else the first row's keys."""
+    if fmt is Format.table:
+        table(list(rows))
+    elif fmt is Format.json:
+        print(json.dumps(list(rows), indent=2, ensure_ascii=False))
+    elif fmt is Format.ndjson:
+        for row in rows:
+            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+    else:
+        write_csv(rows, columns)
+
+
+def write_csv(rows: Iterable[dict[str, Any]], columns: Sequence[str] | None = None) -> None:
+    """Rows as CSV on stdout under a header (``columns``, else the first row's keys); a nested
+    value as its JSON text, a missing one empty. A key outside the header is refused, never dropped."""
+    writer: csv.DictWriter[str] | None = None
+    for row in rows:
+        if writer is None:
+            writer = csv.DictWriter(sys.stdout, fieldnames=list(columns or row))
+            writer.writeheader()
+        writer.writerow({k: v if isinstance(v, str | int | float) or v is None else json.dumps(v, ensure_ascii=False)
+                         for k, v in row.items()})  # fmt: skip
+
+
 def _version(value: bool) -> None:
     if value:
         out.print(f"gaf {__version__}")
         raise typer.Exit()
 
 
-@app.callback()
+ROOT_HELP = """Claims → Projection → Graph of Accepted Facts → Closure → Verdict → Action → Reopen.
+
+The store is --store, else $GAF_STORE, else the embedded file .gaf/store.lbug. gaf does
+not read $NEO4J_URI: to use that Neo4j, set GAF_STORE=$NEO4J_URI (the credentials come
+from $NEO4J_USER and $NEO4J_PASSWORD).
+
+[b]Exit codes[/b], the same for every command:
+
+""" + "\n".join(f"  {int(code)}  {meaning}" for code, meaning in EXIT_CODES.items())
+
+
+@app.callback(help=help_text(ROOT_HELP))
 def _root(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
 ) -> None:
-    """Claims → Projection → Graph of Accepted Facts → Closure → Verdict → Action → Reopen.
-
-    The store is --store, else $GAF_STORE, else the embedded file .gaf/store.lbug. gaf does
-    not read $NEO4J_URI: to use that Neo4j, set GAF_STORE=$NEO4J_URI (the credentials come
-    from $NEO4J_USER and $NEO4J_PASSWORD).
-    """
+    """The root of every command: only ``--version`` of its own."""
 
 
 def progress_bar(quiet: bool) -> Progress:
@@ -170,16 +292,17 @@ def progress_bar(quiet: bool) -> Progress:
     )
 
 
-def records_table(records: list[Record], limit: int = 50) -> Table:
-    """A readable table of records: kind, a short id and what each says."""
-    table = Table(show_lines=False)
-    table.add_column("kind")
-    table.add_column("id")
-    table.add_column("what")
-    for record in records[:limit]:
-        table.add_row(record.KIND, short_id(record.id), summary(record))
-    if len(records) > limit:
-        table.caption = f"… and {len(records) - limit} more (use --json for all)"
+#: How many rows a table for people shows; --format json, ndjson or csv give all of them.
+TABLE_ROWS = 1000
+
+
+def records_table(records: list[Record], limit: int = 50, *, total: int | None = None) -> Table:
+    """A readable table of records: kind, a short id and what each says; ``total`` when the
+    list given is only the first of them."""
+    table = rows_table([{"kind": r.KIND, "id": r.id, "what": summary(r)} for r in records[:limit]], ("kind", "id", "what"))
+    more = (len(records) if total is None else total) - min(limit, len(records))
+    if more > 0:
+        table.caption = f"… and {more} more (--format ndjson or csv lists every one)"
     return table
 
 
@@ -206,13 +329,49 @@ def warn_ignored(ignored: Sequence[IgnoredDeclaration]) -> None:
         sys.stderr.write(f"warning: completeness declaration {d.declaration} closes no scope: {d.reason}\n")
 
 
-def rows_table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Table:
-    t = Table()
+def rows_table(rows: list[dict[str, Any]], columns: tuple[str, ...], *, title: str | None = None) -> Table:
+    """A table of rows for people: words wrap at the terminal's width, ids never (an id column
+    keeps its width, so ``closure:8cceb8f8d011…`` is never cut to ``closure:06…``); a value that
+    is a whole id is shown as its prefix."""
+    t = Table(title=title)
+    shown = [{c: _cell(r.get(c, "")) for c in columns} for r in rows]
     for col in columns:
-        t.add_column(col)
-    for r in rows:
-        t.add_row(*(short_id(str(r[c])) if c == "id" else str(r.get(c, "")) for c in columns))
+        width = max((len(r[col]) for r in shown), default=0)
+        is_id = bool(shown) and all(not r[col] or ID_PREFIX.fullmatch(r[col]) for r in shown)
+        t.add_column(col, no_wrap=is_id, min_width=width if is_id else None, overflow="fold")
+    for r in shown:
+        t.add_row(*(r[c] for c in columns))
     return t
+
+
+#: How a cell that holds an id prefix (or a list of them) looks.
+ID_PREFIX = re.compile(r"([a-z_]+:[0-9a-f]{4,}…?)(, [a-z_]+:[0-9a-f]{4,}…?)*")
+
+
+def _cell(value: Any) -> str:
+    """A value as a table cell: a whole id shortened as tables print it, a list comma-separated."""
+    if isinstance(value, list | tuple):
+        return ", ".join(_cell(v) for v in value)
+    text = "" if value is None else str(value)
+    return short_id(text) if ID_PATTERN.fullmatch(text) else text
+
+
+def print_rows(rows: list[dict[str, Any]], columns: tuple[str, ...], *, title: str | None = None) -> None:
+    """Print rows as a table when it fits the terminal with its words wrapped and its ids
+    whole, else as one block of ``column: value`` lines a row (as psql's expanded display
+    does): a table squeezed into 80 columns cuts every cell to ``und…``."""
+    table = rows_table(rows, columns, title=title)
+    narrowest = Measurement.get(out, out.options.update(max_width=PIPED_WIDTH), table).minimum  # every word on a line
+    if len(columns) <= 2 or narrowest <= out.width:
+        out.print(table, highlight=False)
+        return
+    if title:
+        out.print(title, highlight=False)
+    label = max(len(c) for c in columns)
+    for n, row in enumerate(rows, 1):
+        out.print(f"─[ {n} ]" + "─" * max(0, min(out.width, 40) - 6 - len(str(n))), highlight=False)
+        for col in columns:
+            out.print(f"{col.ljust(label)}  {_cell(row.get(col, ''))}", highlight=False)
 
 
 AsOfOpt = Annotated[Optional[str], typer.Option("--as-of", help="Answer for the graph as it stood at this time (ISO 8601).")]

@@ -13,7 +13,7 @@ from rich.table import Table
 import impact
 from gaf import policies
 from gaf.canonical import short_id
-from gaf.cli.common import AsOfOpt, JsonOpt, StoreOpt, app, command, emit, open_store, out, progress_bar
+from gaf.cli.common import group, AsOfOpt, JsonOpt, StoreOpt, app, command, emit, open_store, out, progress_bar
 from gaf.errors import GafError
 from gaf.ledger import resolve_key
 from gaf.records import Projection, VerdictRules
@@ -25,7 +25,7 @@ from impact.report import closure_rows, headline, to_html, to_markdown
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
 # --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
 
-impact_app = typer.Typer(help="Impact analysis: what must be reviewed after an invalidation, new claim or policy change.", no_args_is_help=True)
+impact_app = group("Impact analysis: what must be reviewed after an invalidation, new claim or policy change.")
 app.add_typer(impact_app, name="impact")
 HtmlOpt = Annotated[Optional[Path], typer.Option("--html", help="Also write a self-contained HTML report with a picture.")]
 MarkdownOpt = Annotated[Optional[Path], typer.Option("--markdown", help="Also write the report as Markdown.")]

@@ -9,7 +9,20 @@ import typer
 
 from gaf import lifecycle, policies
 from gaf.canonical import short_id
-from gaf.cli.common import JsonOpt, StoreOpt, command, emit, open_store, out, parse_time, rows_table, utc_now
+from gaf.cli.common import (
+    FormatOpt,
+    JsonOpt,
+    StoreOpt,
+    chosen_format,
+    command,
+    emit,
+    emit_rows,
+    open_store,
+    out,
+    parse_time,
+    print_rows,
+    utc_now,
+)
 from gaf.cli.policy import policy_app
 from gaf.errors import GafError
 from gaf.ledger import resolve_key
@@ -37,8 +50,10 @@ def policy_decide(
     [b]Examples[/b]
 
       gaf policy queue --json
-      gaf policy decide closure:760b… --by letting-agent --decision "partial payment" \\
-          --reason "900 of 1000 received; ask for the rest" --settles policy_exception:…
+      gaf policy decide closure:760b… --by letting-agent \\
+          --decision "partial payment" \\
+          --reason "900 of 1000 received; ask for the rest" \\
+          --settles policy_exception:…
     """
     with open_store(store) as s:
         case = lifecycle.decide_case(s, s.resolve_id(closure_id, ("closure",)), decided_by=resolve_key(s, by, ("agent",), {}, "--by"), decision=decision,
@@ -60,7 +75,8 @@ def policy_propose(
 
     [b]Examples[/b]
 
-      gaf policy propose examples/rent/allocation-rule.yaml --name rent-allocation --text "…" --by letting-agent
+      gaf policy propose examples/rent/allocation-rule.yaml \\
+          --name rent-allocation --text "…" --by letting-agent
     """
     from gaf import lifecycle
 
@@ -86,7 +102,8 @@ def policy_ratify(
 
     [b]Examples[/b]
 
-      gaf policy ratify policy_candidate:… --by letting-agent --version 1 --effective 2026-08-01
+      gaf policy ratify policy_candidate:… --by letting-agent --version 1 \\
+          --effective 2026-08-01
     """
     from gaf import lifecycle
     from gaf.records import PolicyCandidate
@@ -112,7 +129,8 @@ def policy_waive(
 
     [b]Examples[/b]
 
-      gaf policy waive action_policy:… --closure closure:… --by letting-agent --reason "tenant asked"
+      gaf policy waive action_policy:… --closure closure:… --by letting-agent \\
+          --reason "tenant asked"
     """
     from gaf import lifecycle
 
@@ -149,7 +167,7 @@ def policy_sway(
 
 
 @command(policy_app, "queue")
-def policy_queue(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+def policy_queue(store: StoreOpt = None, as_json: JsonOpt = False, fmt: FormatOpt = None) -> None:
     """Policy exceptions waiting for a person, oldest first.
 
     [b]Examples[/b]
@@ -158,8 +176,7 @@ def policy_queue(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """
     from gaf import lifecycle
 
+    shape = chosen_format(as_json, fmt)
     with open_store(store, read_only=True) as s:
         queue = lifecycle.review_queue(s)
-    emit(as_json, [e.to_json() for e in queue],
-          lambda: out.print(rows_table([{"id": e.id, "subject": e.subject, "reason": e.reason} for e in queue],
-                                        ("id", "subject", "reason"))))  # fmt: skip
+    emit_rows(shape, (e.to_json() for e in queue), lambda rows: print_rows(rows, ("id", "subject", "reason")))

@@ -7,18 +7,31 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from gaf import policies, projection
-from gaf.canonical import short_id
-from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, out, rows_table, utc_now, warn_ignored
+from gaf.cli.common import (
+    FormatOpt,
+    JsonOpt,
+    StoreOpt,
+    app,
+    chosen_format,
+    command,
+    emit,
+    emit_rows,
+    group,
+    open_store,
+    out,
+    print_rows,
+    utc_now,
+    warn_ignored,
+)
 from gaf.records import Projection, VerdictRules
 from gaf.store import GafStore
 
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
 # --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
 
-policy_app = typer.Typer(help="Projection policies and their lifecycle: add, revise, show, list, decide, propose, ratify, waive, sway, queue.", no_args_is_help=True)
+policy_app = group("Projection policies and their lifecycle: add, revise, show, list, decide, propose, ratify, waive, sway, queue.")
 app.add_typer(policy_app, name="policy")
 
 
@@ -82,29 +95,21 @@ def policy_show(
 
 
 @command(policy_app, "list")
-def policy_list(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+def policy_list(store: StoreOpt = None, as_json: JsonOpt = False, fmt: FormatOpt = None) -> None:
     """List published policies and their versions.
 
     [b]Examples[/b]
 
       gaf policy list
     """
+    shape = chosen_format(as_json, fmt)
     with open_store(store, read_only=True) as s:
         rows: list[dict[str, Any]] = [{"name": p.name, "version": p.version, "id": p.id, "question": p.question}
                                       for p in policies.versions(s, Projection)]  # fmt: skip
-
-    def table() -> None:
-        t = Table()
-        for col in ("name", "version", "id", "question"):
-            t.add_column(col)
-        for r in rows:
-            t.add_row(r["name"], str(r["version"]), short_id(r["id"]), r["question"])
-        out.print(t)
-
-    emit(as_json, rows, table)
+    emit_rows(shape, rows, lambda rows: print_rows(rows, ("name", "version", "id", "question")))
 
 
-rules_app = typer.Typer(help="Verdict rule sets: add, revise, list.", no_args_is_help=True)
+rules_app = group("Verdict rule sets: add, revise, list.")
 app.add_typer(rules_app, name="rules")
 
 
@@ -164,14 +169,15 @@ def rules_revise(
 
 
 @command(rules_app, "list")
-def rules_list(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+def rules_list(store: StoreOpt = None, as_json: JsonOpt = False, fmt: FormatOpt = None) -> None:
     """List published verdict rule sets and their versions.
 
     [b]Examples[/b]
 
       gaf rules list --json
     """
+    shape = chosen_format(as_json, fmt)
     with open_store(store, read_only=True) as s:
         rows: list[dict[str, Any]] = [{"name": r.name, "version": r.version, "id": r.id, "conclusion": r.conclusion}
                                       for r in policies.versions(s, VerdictRules)]  # fmt: skip
-    emit(as_json, rows, lambda: out.print(rows_table(rows, ("name", "version", "id", "conclusion"))))
+    emit_rows(shape, rows, lambda rows: print_rows(rows, ("name", "version", "id", "conclusion")))

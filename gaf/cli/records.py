@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -11,6 +12,11 @@ import typer
 from rich.table import Table
 
 from gaf.cli.common import (
+    TABLE_ROWS,
+    Format,
+    FormatOpt,
+    chosen_format,
+    emit_rows,
     JsonOpt,
     StoreOpt,
     app,
@@ -24,7 +30,7 @@ from gaf.cli.common import (
     settings,
     verify_key,
 )
-from gaf.errors import GafError
+from gaf.errors import ExitCode, GafError
 from gaf.ledger import ingest as ingest_records
 from gaf.records import Record, json_schema, record_type
 from gaf.store import store_target
@@ -51,8 +57,9 @@ def init(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 @command(app)
 def schema(
     kind: Annotated[Optional[str], typer.Argument(help="One record kind (claim, source, …); all when omitted.")] = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Print the JSON Schema of the records, for integrators.
+    """Print the JSON Schema of the records, for integrators (JSON with or without --json).
 
     [b]Examples[/b]
 
@@ -97,7 +104,7 @@ def ingest(
     data = {"file": str(path), "store": store_target(store, settings()), **report.to_dict()}
     emit(as_json, data, lambda: _print_ingest(data, [written[i] for i in report.write.written]))
     if report.write.failed:
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.BAD_INPUT)
 
 
 def _print_ingest(data: dict[str, Any], written: list[Record]) -> None:
@@ -139,18 +146,28 @@ def list_(
     kind: Annotated[str, typer.Argument(help="A record kind: claim, source, agent, proposition, …")],
     store: StoreOpt = None,
     as_json: JsonOpt = False,
+    fmt: FormatOpt = None,
 ) -> None:
     """List the stored records of one kind, in id order.
+
+    NDJSON and CSV are written as the records are read, a thousand at a time, so a listing
+    of the whole store holds one thousand in memory.
 
     [b]Examples[/b]
 
       gaf list claim
       gaf list source --json
+      gaf list claim --format ndjson | jq -r .id
     """
     record_type(kind)
+    shape = chosen_format(as_json, fmt)
     with open_store(store, read_only=True) as s:
-        records = s.find(kind)
-    emit(as_json, [r.to_json() for r in records], lambda: out.print(records_table(records, limit=1000)))
+        if shape is Format.table:
+            records = list(itertools.islice(s.records(kind), TABLE_ROWS + 1))
+            out.print(records_table(records, limit=TABLE_ROWS, total=s.count(record_type(kind))))
+        else:
+            fields = ["kind", "id", *(f for f in record_type(kind).model_fields if f not in ("kind", "id"))]
+            emit_rows(shape, (r.to_json() for r in s.records(kind)), lambda rows: None, columns=fields)
 
 
 @command(app)
@@ -202,7 +219,7 @@ def verify(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
     emit(as_json, report.to_dict(), text)
     if not report.ok:
-        raise typer.Exit(4)
+        raise typer.Exit(ExitCode.DIFFERS)
 
 
 @command(app)

@@ -14,6 +14,7 @@ from gaf import reopen as reopening
 from gaf.canonical import short_id
 from gaf.cli.common import (
     AsOfOpt,
+    group,
     JsonOpt,
     ReviewerOpt,
     StoreOpt,
@@ -34,7 +35,7 @@ from gaf.types import to_instant
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
 # --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
 
-reopen_app = typer.Typer(help="Reopen decisions after new evidence, an invalidated source, a policy change or an appeal.", no_args_is_help=True)
+reopen_app = group("Reopen decisions after new evidence, an invalidated source, a policy change or an appeal.")
 app.add_typer(reopen_app, name="reopen")
 
 
@@ -59,8 +60,10 @@ def reopen_new_claim(
 
     [b]Examples[/b]
 
-      gaf reopen new-claim examples/rent/claim-e.yaml --reviewer registry-clerk --as-of 2026-07-21
-      gaf reopen new-claim claim-e.yaml --reviewer registry-clerk --as-of 2026-07-21 --at 2026-07-21T09:00:00Z
+      gaf reopen new-claim examples/rent/claim-e.yaml --reviewer registry-clerk \\
+          --as-of 2026-07-21
+      gaf reopen new-claim claim-e.yaml --reviewer registry-clerk \\
+          --as-of 2026-07-21 --at 2026-07-21T09:00:00Z
     """
     import impact
 
@@ -91,8 +94,9 @@ def reopen_source(
 
     [b]Examples[/b]
 
-      gaf reopen source bank-ledger --by registry-clerk --reason "export corrupted" \\
-          --invalid-from 2026-07-01 --reviewer registry-clerk
+      gaf reopen source bank-ledger --by registry-clerk \\
+          --reason "export corrupted" --invalid-from 2026-07-01 \\
+          --reviewer registry-clerk
     """
     import impact
 
@@ -143,7 +147,8 @@ def reopen_appeal(
 
     [b]Examples[/b]
 
-      gaf reopen appeal closure:be9d… --by tenant-b --grounds "the receipt shows July" --reviewer registry-clerk
+      gaf reopen appeal closure:be9d… --by tenant-b \\
+          --grounds "the receipt shows July" --reviewer registry-clerk
     """
     when = parse_time(as_of)
     with open_store(store) as s:

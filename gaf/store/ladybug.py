@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import ladybug
 
-from gaf.errors import StoreError, StoreLocked, StoreUnavailable
+from gaf.errors import InvalidQuery, StoreError, StoreLocked, StoreUnavailable
 from gaf.store.base import GafStore, Tx, WriteReport
 from gaf.store.schema import graph_schema
 
@@ -35,11 +35,19 @@ class _LadybugTx:
         return _rows(result, cypher)
 
 
-def _refused(exc: RuntimeError, where: str) -> StoreError:
+#: How LadybugDB begins a refusal that is the query text's fault (it did not parse, or names
+#: what does not exist), not the store's.
+QUERY_FAULTS = ("Parser exception", "Binder exception", "Catalog exception")
+
+
+def _refused(exc: RuntimeError, where: str) -> StoreError | InvalidQuery:
     """LadybugDB's refusal as gaf's error: one that says so when its page cache was too small."""
     if "buffer pool is full" in str(exc):
         return StoreUnavailable(f"the embedded store ran out of page cache: {exc}", where=where,
                                 hint="raise GAF_CACHE_MB, or unset it for LadybugDB's default")  # fmt: skip
+    if str(exc).startswith(QUERY_FAULTS):
+        return InvalidQuery(f"LadybugDB refused the query: {exc}", where=where,
+                            hint="check the query's spelling against docs/queries.md")  # fmt: skip
     return StoreError(f"LadybugDB refused the query: {exc}", where=where)
 
 

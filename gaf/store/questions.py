@@ -168,6 +168,13 @@ class Questions(abc.ABC):
                                      hint="give more digits")  # fmt: skip
         return found[0]
 
+    def records(self, kind: str, *, chunk: int = 1000) -> Iterator[Record]:
+        """Every record of a kind in id order, read ``chunk`` at a time: a listing of the whole
+        store holds one chunk of bodies in memory, not all of them."""
+        for group in chunks(list(self.ids(kind)), chunk):
+            found = self.get_many(group)
+            yield from (found[i] for i in group)
+
     def ids(self, kind: str) -> Iterator[str]:
         """Every id of a kind, in id order."""
         yield from (row["id"] for row in self._rows(_IDS[record_type(kind).LABEL]))
