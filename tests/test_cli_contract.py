@@ -273,3 +273,77 @@ def test_no_value_of_any_option_makes_a_traceback(path, data, scratch):
     if result.exit_code:
         said = result.stderr or result.stdout
         assert said.startswith(("error:", "{", "Usage:")) or "Error" in said, (args, said)
+
+
+# ---------------------------------------------------------------- --at: a scripted history, the same records
+
+
+def _story(store: str) -> None:
+    """The rent case through every kind of write the CLI has, each given --at."""
+
+    def gaf(*args: str) -> dict:
+        result = runner.invoke(app, [*args, "--store", store, "--json"])
+        assert result.exit_code == 0, (args, result.output)
+        return json.loads(result.stdout) if result.stdout.strip() else {}
+
+    rent = ROOT / "examples" / "rent"
+    july, at = "rent:lease-17/2026-07", "2026-07-15T10:00:00Z"
+    gaf("ingest", str(rent / "claims.yaml"), "--at", at)
+    gaf("ingest", str(rent / "authority.yaml"), "--at", at)
+    gaf("policy", "add", str(rent / "policy.yaml"), "--at", at)
+    gaf("rules", "add", str(rent / "verdict-rules.yaml"), "--at", at)
+    projected = gaf("project", "rent-delinquency@1", "--reviewer", "registry-clerk", "--as-of", "2026-07-15", "--at", at)
+    closed = gaf("close", projected["gaf"], "--rules", "rent-paid", "--subject", july, "--as-of", "2026-07-15", "--at", at)
+    verdict = gaf("verdict", closed["closure"])["id"]
+    grant = next(g["id"] for g in gaf("list", "grant") if g["action_kind"] == "request-allocation")
+    gaf("act", verdict, "--kind", "request-allocation", "--subject", july, "--by", "letting-agent", "--grant", grant,
+        "--policy", "rent-actions", "--key", "july-request", "--at", "2026-07-16")
+    gaf("policy", "decide", closed["closure"], "--by", "letting-agent", "--decision", "wait", "--reason", "ask the bank",
+        "--at", "2026-07-16")
+    gaf("reopen", "new-claim", str(rent / "claim-e.yaml"), "--reviewer", "registry-clerk", "--as-of", "2026-07-21",
+        "--at", "2026-07-21")
+    candidate = gaf("policy", "propose", str(rent / "allocation-rule.yaml"), "--name", "rent-allocation",
+                    "--by", "letting-agent", "--text", "allocated when it matches", "--at", "2026-07-22")["id"]
+    gaf("policy", "ratify", candidate, "--by", "letting-agent", "--version", "1", "--effective", "2026-08-01",
+        "--at", "2026-07-23")
+    gaf("policy", "revise", str(rent / "policy-v2.yaml"), "--at", "2026-07-24")
+    gaf("reopen", "policy", "rent-delinquency@1", "--reviewer", "registry-clerk", "--as-of", "2026-07-25",
+        "--at", "2026-07-25")
+    gaf("reopen", "source", "bank-ledger", "--by", "registry-clerk", "--reason", "export corrupted",
+        "--invalid-from", "2026-07-01", "--reviewer", "registry-clerk", "--as-of", "2026-07-26", "--at", "2026-07-26")
+
+
+def _every_id(store: str) -> dict[str, list[str]]:
+    from gaf.store import GafStore
+
+    with GafStore.open(store, read_only=True) as s:
+        return {kind: sorted(s.ids(kind)) for kind in s.counts()}
+
+
+def test_a_scripted_history_with_at_is_the_same_records_on_every_run(tmp_path):
+    # The oracle is a second run, seconds later: any time read from the clock gives other ids.
+    _story(str(tmp_path / "first.lbug"))
+    _story(str(tmp_path / "second.lbug"))
+    first, second = _every_id(str(tmp_path / "first.lbug")), _every_id(str(tmp_path / "second.lbug"))
+    assert first == second
+    assert {"action", "case_decision", "policy_candidate", "policy", "reopen", "invalidation"} <= set(first)
+
+
+#: Writers that record no time, so nothing for --at to set.
+UNTIMED = {"init": "declares the store's schema, constraints and indexes"}
+
+
+def test_every_command_that_opens_the_store_for_writing_takes_at():
+    # The writers, read from the source: a command whose body opens the store without read_only.
+    import ast
+
+    lacking = []
+    for path in (ROOT / "gaf" / "cli").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.FunctionDef) or not any("command" in ast.unparse(d) for d in node.decorator_list):
+                continue
+            opens = [c for c in ast.walk(node) if isinstance(c, ast.Call) and ast.unparse(c.func) == "open_store"]
+            writes = any(not any(k.arg == "read_only" for k in c.keywords) for c in opens)
+            if writes and node.name not in UNTIMED and "at" not in {a.arg for a in node.args.args + node.args.kwonlyargs}:
+                lacking.append(f"{path.name}:{node.name}")
+    assert not lacking, f"these commands write without --at: {lacking}"

@@ -7,7 +7,6 @@ import csv
 import functools
 import inspect
 import json
-import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -374,6 +373,10 @@ def print_rows(rows: list[dict[str, Any]], columns: tuple[str, ...], *, title: s
             out.print(f"{col.ljust(label)}  {_cell(row.get(col, ''))}", highlight=False)
 
 
+AtOpt = Annotated[
+    Optional[str],
+    typer.Option("--at", help="When this is recorded (ISO 8601, or a date: midnight UTC); default now. Give it and a scripted history is the same records on every run."),
+]
 AsOfOpt = Annotated[Optional[str], typer.Option("--as-of", help="Answer for the graph as it stood at this time (ISO 8601).")]
 
 

@@ -10,6 +10,7 @@ import typer
 from gaf import lifecycle, policies
 from gaf.canonical import short_id
 from gaf.cli.common import (
+    AtOpt,
     FormatOpt,
     JsonOpt,
     StoreOpt,
@@ -21,7 +22,6 @@ from gaf.cli.common import (
     out,
     parse_time,
     print_rows,
-    utc_now,
 )
 from gaf.cli.policy import policy_app
 from gaf.errors import GafError
@@ -69,6 +69,7 @@ def policy_propose(
     text: Annotated[str, typer.Option(help="The policy in words.")],
     by: Annotated[str, typer.Option("--by", help="Key or id of the proposer.")],
     case: Annotated[Optional[list[str]], typer.Option("--case", help="A case decision it generalises (repeatable).")] = None,
+    at: AtOpt = None,
     store: StoreOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Propose a policy candidate from case decisions: a rule, not yet binding.
@@ -83,7 +84,7 @@ def policy_propose(
     rule = policies.read_derivation_rule(rule_file)
     with open_store(store) as s:
         candidate = lifecycle.propose(s, name=name, text=text, rule=rule, cases=case or [],
-                                      proposed_by=resolve_key(s, by, ("agent",), {}, "--by"), at=utc_now())  # fmt: skip
+                                      proposed_by=resolve_key(s, by, ("agent",), {}, "--by"), at=parse_time(at))  # fmt: skip
     emit(as_json, candidate.to_json(), lambda: out.print(f"proposed {candidate.id}", highlight=False))
 
 
@@ -94,6 +95,7 @@ def policy_ratify(
     version: Annotated[int, typer.Option(help="The ratified policy's version.")],
     effective: Annotated[str, typer.Option(help="When it takes effect (ISO 8601).")],
     retroactive: Annotated[bool, typer.Option("--retroactive", help="It also governs closures decided before it took effect.")] = False,
+    at: AtOpt = None,
     store: StoreOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Ratify a candidate on an authority's word; cite it from a projection with ``ratified: [NAME@VERSION]``.
@@ -113,7 +115,7 @@ def policy_ratify(
         if not isinstance(candidate, PolicyCandidate):
             raise GafError(f"no policy candidate {candidate_id}")
         ratified = lifecycle.ratify(s, candidate, authority=resolve_key(s, by, ("agent",), {}, "--by"), version=version,
-                                    effective=to_instant(effective), retroactive=retroactive, at=utc_now())  # fmt: skip
+                                    effective=to_instant(effective), retroactive=retroactive, at=parse_time(at))  # fmt: skip
     emit(as_json, ratified.to_json(), lambda: out.print(f"ratified {ratified.name}@{ratified.version} as {ratified.id}", highlight=False))
 
 
@@ -123,6 +125,7 @@ def policy_waive(
     closure_id: Annotated[str, typer.Option("--closure", help="The one decision let past it.")],
     by: Annotated[str, typer.Option("--by", help="Key or id of the authority.")],
     reason: Annotated[str, typer.Option(help="Why.")],
+    at: AtOpt = None,
     store: StoreOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Let one decision past one policy, on a named authority, with the reason.
@@ -137,7 +140,7 @@ def policy_waive(
     with open_store(store) as s:
         waiver = lifecycle.waive(s, policy=s.resolve_id(policy_id, ("action_policy", "projection", "rules", "policy")),
                                  closure=s.resolve_id(closure_id, ("closure",)), authority=resolve_key(s, by, ("agent",), {}, "--by"),
-                                 reason=reason, at=utc_now())  # fmt: skip
+                                 reason=reason, at=parse_time(at))  # fmt: skip
     emit(as_json, waiver.to_json(), lambda: out.print(f"waiver {waiver.id}", highlight=False))
 
 

@@ -10,6 +10,7 @@ import typer
 
 from gaf import policies, projection
 from gaf.cli.common import (
+    AtOpt,
     FormatOpt,
     JsonOpt,
     StoreOpt,
@@ -20,9 +21,9 @@ from gaf.cli.common import (
     emit_rows,
     group,
     open_store,
+    parse_time,
     out,
     print_rows,
-    utc_now,
     warn_ignored,
 )
 from gaf.records import Projection, VerdictRules
@@ -38,6 +39,7 @@ app.add_typer(policy_app, name="policy")
 @command(policy_app, "add")
 def policy_add(
     path: Annotated[Path, typer.Argument(help="A policy YAML file (sources and agents by key).")],
+    at: AtOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -48,7 +50,7 @@ def policy_add(
       gaf policy add examples/rent/policy.yaml
     """
     with open_store(store) as s:
-        policy = policies.publish(s, policies.read_policy(s, path), at=utc_now())
+        policy = policies.publish(s, policies.read_policy(s, path), at=parse_time(at))
     warn_ignored(projection.declaration_problems(policy))
     emit(as_json, policy.to_json(), lambda: out.print(f"published {policy.ref} as {policy.id}", highlight=False))
 
@@ -56,6 +58,7 @@ def policy_add(
 @command(policy_app, "revise")
 def policy_revise(
     path: Annotated[Path, typer.Argument(help="The new content of an existing policy (its version is assigned).")],
+    at: AtOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -66,7 +69,7 @@ def policy_revise(
       gaf policy revise examples/rent/policy.yaml
     """
     with open_store(store) as s:
-        policy = policies.revise(s, policies.read_policy(s, path), at=utc_now())
+        policy = policies.revise(s, policies.read_policy(s, path), at=parse_time(at))
     emit(as_json, policy.to_json(), lambda: out.print(f"published {policy.ref} (revises {policy.revises})", highlight=False))
 
 
@@ -116,6 +119,7 @@ app.add_typer(rules_app, name="rules")
 @command(rules_app, "add")
 def rules_add(
     path: Annotated[Path, typer.Argument(help="A verdict rules YAML file.")],
+    at: AtOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -126,7 +130,7 @@ def rules_add(
       gaf rules add examples/rent/verdict-rules.yaml
     """
     with open_store(store) as s:
-        rules = policies.publish(s, policies.read_rules(path), at=utc_now())
+        rules = policies.publish(s, policies.read_rules(path), at=parse_time(at))
         _warn_unestablished(s, rules)
     emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
 
@@ -151,6 +155,7 @@ def _warn_unestablished(s: GafStore, rules: VerdictRules) -> None:
 @command(rules_app, "revise")
 def rules_revise(
     path: Annotated[Path, typer.Argument(help="The new content of an existing rule set (its version is assigned).")],
+    at: AtOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -163,7 +168,7 @@ def rules_revise(
       gaf rules revise examples/rent/verdict-rules.yaml
     """
     with open_store(store) as s:
-        rules = policies.revise(s, policies.read_rules(path), at=utc_now())
+        rules = policies.revise(s, policies.read_rules(path), at=parse_time(at))
         _warn_unestablished(s, rules)
     emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from datetime import datetime, timezone
+
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from gaf.cli.common import (
+    AtOpt,
     TABLE_ROWS,
     Format,
     FormatOpt,
@@ -24,6 +25,7 @@ from gaf.cli.common import (
     emit,
     err,
     open_store,
+    parse_time,
     out,
     progress_bar,
     records_table,
@@ -76,6 +78,7 @@ def ingest(
     store: StoreOpt = None,
     best_effort: Annotated[bool, typer.Option("--best-effort", help="Write the good items and report the bad ones.")] = False,
     batch_size: Annotated[int, typer.Option(help="Records per write transaction.", min=1)] = 2000,
+    at: AtOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Validate a claims file, then append its records to the store.
@@ -89,7 +92,7 @@ def ingest(
       gaf ingest claims.jsonl --best-effort --json
       gaf ingest export.csv --store neo4j://localhost:7687
     """
-    now = datetime.now(timezone.utc)
+    now = parse_time(at)
     with open_store(store) as s, progress_bar(as_json) as bar:
         task = bar.add_task(f"ingesting {path.name}", total=None)
         report = ingest_records(
@@ -224,6 +227,7 @@ def verify(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 @command(app)
 def migrate(
+    at: AtOpt = None,
     store: StoreOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would be written; write nothing.")] = False,
     as_json: JsonOpt = False,
@@ -241,6 +245,6 @@ def migrate(
     from gaf.migrate import migrate as bring_up
 
     with open_store(store) as s:
-        done = bring_up(s, at=datetime.now(timezone.utc), dry_run=dry_run)
+        done = bring_up(s, at=parse_time(at), dry_run=dry_run)
     payload = {**done.to_dict(), "dry_run": dry_run}
     emit(as_json, payload, lambda: out.print(("(dry run) " if dry_run else "") + done.summary(), highlight=False))

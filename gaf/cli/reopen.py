@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -13,6 +13,7 @@ from gaf import reopen as reopening
 # boilerplate: the names this command group takes from gaf/cli/common.py, one per line
 from gaf.canonical import short_id
 from gaf.cli.common import (
+    AtOpt,
     AsOfOpt,
     group,
     JsonOpt,
@@ -25,7 +26,6 @@ from gaf.cli.common import (
     out,
     parse_time,
     signing_key,
-    utc_now,
 )
 from gaf.ledger import ingest as ingest_records
 from gaf.ledger import resolve_key
@@ -53,8 +53,7 @@ def _print_reopened(done: Any) -> None:
 def reopen_new_claim(
     path: Annotated[Path, typer.Argument(help="A claims file: its claims are ingested, then what they affect is reopened.")],
     reviewer: ReviewerOpt, as_of: AsOfOpt = None,
-    at: Annotated[Optional[str], typer.Option("--at", help="When the claims are recorded and the closures reopened (ISO 8601); default now.")] = None,
-    store: StoreOpt = None, as_json: JsonOpt = False,
+    at: AtOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Ingest new evidence and reopen every standing closure it reaches.
 
@@ -88,7 +87,7 @@ def reopen_source(
     by: Annotated[str, typer.Option("--by", help="Key or id of the agent declaring it invalid.")],
     reason: Annotated[str, typer.Option(help="Why the source is invalid.")],
     invalid_from: Annotated[str, typer.Option(help="Claims observed from this time on count for nothing (ISO 8601).")],
-    reviewer: ReviewerOpt, as_of: AsOfOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+    reviewer: ReviewerOpt, as_of: AsOfOpt = None, at: AtOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Record a source invalidation and reopen every standing closure that rested on it.
 
@@ -106,7 +105,7 @@ def reopen_source(
         who = resolve_key(s, by, ("agent",), {}, "--by")
         reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
         done = reopening.after_invalidation(s, source_id, impact=impact, by=who, reason=reason,
-                                            invalid_from=to_instant(invalid_from), reviewer=reviewer_id, at=utc_now(),
+                                            invalid_from=to_instant(invalid_from), reviewer=reviewer_id, at=parse_time(at),
                                             as_of=when, signing_key=signing_key())  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))
 
@@ -114,7 +113,7 @@ def reopen_source(
 @command(reopen_app, "policy")
 def reopen_policy(
     old: Annotated[str, typer.Argument(help="The superseded projection policy version: NAME@VERSION.")],
-    reviewer: ReviewerOpt, as_of: AsOfOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+    reviewer: ReviewerOpt, as_of: AsOfOpt = None, at: AtOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Re-decide the standing closures of an older policy version under the version that governs each.
 
@@ -131,7 +130,7 @@ def reopen_policy(
     with open_store(store) as s:
         previous = policies.resolve(s, old, Projection, where="OLD")
         reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
-        done = reopening.after_policy_change(s, previous, impact=impact, reviewer=reviewer_id, at=utc_now(),
+        done = reopening.after_policy_change(s, previous, impact=impact, reviewer=reviewer_id, at=parse_time(at),
                                              as_of=parse_time(as_of), signing_key=signing_key())  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))
 
@@ -141,7 +140,7 @@ def reopen_appeal(
     closure_id: Annotated[str, typer.Argument(help="The closure appealed.")],
     by: Annotated[str, typer.Option("--by", help="Key or id of the appellant.")],
     grounds: Annotated[str, typer.Option(help="The grounds of the appeal.")],
-    reviewer: ReviewerOpt, as_of: AsOfOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+    reviewer: ReviewerOpt, as_of: AsOfOpt = None, at: AtOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Record an appeal and re-decide the closure on what is known now.
 
@@ -154,6 +153,6 @@ def reopen_appeal(
     with open_store(store) as s:
         who = resolve_key(s, by, ("agent",), {}, "--by")
         reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
-        done = reopening.on_appeal(s, s.resolve_id(closure_id, ("closure",)), by=who, grounds=grounds, reviewer=reviewer_id, at=utc_now(), as_of=when,
+        done = reopening.on_appeal(s, s.resolve_id(closure_id, ("closure",)), by=who, grounds=grounds, reviewer=reviewer_id, at=parse_time(at), as_of=when,
                                    signing_key=signing_key())
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))
