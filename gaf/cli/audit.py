@@ -10,6 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+# boilerplate: the names this command group takes from gaf/cli/common.py, one per line
 from gaf.cli.common import (
     FormatOpt,
     JsonOpt,

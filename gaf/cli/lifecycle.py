@@ -9,6 +9,7 @@ import typer
 
 from gaf import lifecycle, policies
 from gaf.canonical import short_id
+# boilerplate: the names this command group takes from gaf/cli/common.py, one per line
 from gaf.cli.common import (
     AtOpt,
     FormatOpt,

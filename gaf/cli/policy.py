@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from gaf import policies, projection
+# boilerplate: the names this command group takes from gaf/cli/common.py, one per line
 from gaf.cli.common import (
     AtOpt,
     FormatOpt,
