@@ -93,3 +93,39 @@ def test_commands_take_prefixes(ladybug_store, tmp_path):
     assert replayed.exit_code == 0 and "identical" in replayed.output, replayed.output
     wrong = runner.invoke(app, ["verdict", "closure:zz", "--store", where])
     assert wrong.exit_code == 2 and "not a gaf id or id prefix" in wrong.output and "Traceback" not in wrong.output
+
+
+def test_a_key_or_name_at_version_names_its_record_where_the_record_has_one(store):
+    # The oracle: every stored record read back whole, its key or name and version compared in Python.
+    close_both(store)
+    from tests.rentcase import authority
+
+    authority(store)
+    keyed = [r for k in ("agent", "source") for r in store.find(k)]
+    versioned = [r for k in ("projection", "rules", "action_policy", "policy") for r in store.find(k)]
+    assert keyed and versioned
+    for record in keyed:
+        same = [r.id for r in keyed if r.key == record.key]
+        if len(same) == 1:
+            assert store.resolve_id(record.key) == record.id
+            assert store.resolve_id(record.key, (record.KIND,)) == record.id
+        else:
+            with pytest.raises(AmbiguousReference):
+                store.resolve_id(record.key)
+    for record in versioned:
+        typed = f"{record.name}@{record.version}"
+        same = [r.id for r in versioned if (r.name, r.version) == (record.name, record.version)]
+        if len(same) == 1:
+            assert store.resolve_id(typed) == record.id
+        assert store.resolve_id(typed, (record.KIND,)) == record.id
+    with pytest.raises(UnknownReference, match="with key"):
+        store.resolve_id("nobody-has-this-key")
+    with pytest.raises(UnknownReference, match="named"):
+        store.resolve_id(f"{versioned[0].name}@999")
+    with pytest.raises(InvalidRecord, match="whole number"):
+        store.resolve_id(f"{versioned[0].name}@x")
+    with pytest.raises(InvalidRecord, match="is a"):  # a name of a kind the command does not take
+        store.resolve_id("closure:" + keyed[0].id.partition(":")[2][:8], ("verdict",))
+    # A kind that has no names: a key is not an id of it.
+    with pytest.raises(InvalidRecord, match="not a gaf id"):
+        store.resolve_id(keyed[0].key, ("closure",))

@@ -23,7 +23,7 @@ def act_(
     kind: Annotated[str, typer.Option("--kind", help="The kind of action, e.g. request-allocation.")],
     subject: Annotated[str, typer.Option(help="What the action targets.")],
     by: Annotated[str, typer.Option("--by", help="Key or id of the agent who authorises it.")],
-    grant: Annotated[str, typer.Option(help="The grant id it acts under.")],
+    grant: Annotated[str, typer.Option(help="The grant it acts under: its id or a unique prefix.")],
     policy: Annotated[str, typer.Option(help="The action policy: NAME or NAME@VERSION.")],
     key: Annotated[str, typer.Option("--key", help="Idempotency key: the same key never causes a second effect.")],
     amount: Annotated[
@@ -58,9 +58,11 @@ def act_(
     with open_store(store) as s:
         who = resolve_key(s, by, ("agent",), {}, "--by")
         done = actions.act(
-            s, verdict=s.resolve_id(verdict_id, ("verdict",)), action_kind=kind, subject=subject, authorised_by=who, grant=grant,
-            policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id, idempotency_key=key, at=parse_time(at),
-            amount=_amount(amount), unit=unit, tops_up=tops_up, waiver=waiver,
+            s, verdict=s.resolve_id(verdict_id, ("verdict",)), action_kind=kind, subject=subject, authorised_by=who,
+            grant=s.resolve_id(grant, ("grant",)), policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id,
+            idempotency_key=key, at=parse_time(at), amount=_amount(amount), unit=unit,
+            tops_up=s.resolve_id(tops_up, ("action",)) if tops_up else None,
+            waiver=s.resolve_id(waiver, ("waiver",)) if waiver else None,
             executor=actions.WebhookExecutor(webhook) if webhook else None,
         )  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_acted(done))
@@ -85,7 +87,7 @@ def _print_acted(done: Any, what: str = "") -> None:
 def compensate(
     action_id: Annotated[str, typer.Argument(help="The executed action whose effect was a mistake.")],
     by: Annotated[str, typer.Option("--by", help="Key or id of the agent who authorises the compensation.")],
-    grant: Annotated[str, typer.Option(help="The grant id it acts under (for the original kind or compensate:KIND).")],
+    grant: Annotated[str, typer.Option(help="The grant it acts under (for the original kind or compensate:KIND): its id or a unique prefix.")],
     policy: Annotated[str, typer.Option(help="The action policy: NAME or NAME@VERSION.")],
     key: Annotated[str, typer.Option("--key", help="Idempotency key: the same key never causes a second effect.")],
     reason: Annotated[str, typer.Option(help="What was wrong with the effect it undoes.")],
@@ -109,8 +111,8 @@ def compensate(
 
     with open_store(store) as s:
         done = actions.compensate(
-            s, s.resolve_id(action_id, ("action",)), authorised_by=resolve_key(s, by, ("agent",), {}, "--by"), grant=grant,
-            policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id, idempotency_key=key, at=parse_time(at), reason=reason,
+            s, s.resolve_id(action_id, ("action",)), authorised_by=resolve_key(s, by, ("agent",), {}, "--by"),
+            grant=s.resolve_id(grant, ("grant",)), policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id, idempotency_key=key, at=parse_time(at), reason=reason,
             executor=actions.WebhookExecutor(webhook) if webhook else None,
         )  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_acted(done, f" compensates {action_id}"))

@@ -125,7 +125,7 @@ def _print_ingest(data: dict[str, Any], written: list[Record]) -> None:
 
 @command(app)
 def show(
-    record_id: Annotated[str, typer.Argument(help="The id of a record (kind:sha256), or a unique prefix (closure:8cceb8f8d011, or 8cceb8f8d011).")],
+    record_id: Annotated[str, typer.Argument(help="The id of a record (kind:sha256), a unique prefix (closure:8cceb8f8d011, or 8cceb8f8d011), a key (bank-ledger) or a NAME@VERSION (rent-delinquency@1).")],
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

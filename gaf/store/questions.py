@@ -143,17 +143,24 @@ class Questions(abc.ABC):
         """The stored record an id as a person types it names: a whole id, or a unique prefix of
         one as tables print it (``closure:8cceb8f8d011``, ``closure:8cceb8f8d011…``, or the hex
         digits alone, ``8cceb8f8d011``, looked for among ``kinds``, every kind when none is
-        given). At least four hex digits; an ambiguous prefix is refused listing the candidates,
-        one that matches nothing as an unknown reference. A whole id is returned as it is."""
+        given), or the record's own name where it has one: an agent's or source's key
+        (``bank-ledger``), a policy's or rule set's ``NAME@VERSION``. At least four hex digits;
+        an ambiguous prefix or name is refused listing the candidates, one that matches nothing
+        as an unknown reference. A whole id is returned as it is."""
         typed = text.strip().removesuffix("…").removesuffix("...")
         if ID_PATTERN.match(typed):
             kind_of(typed)  # a whole id, checked as one: stored or not is the caller's question
             return typed
         kind, colon, digits = typed.rpartition(":")
         allowed = [kind] if colon else list(kinds) or sorted(k for k, cls in RECORD_TYPES.items() if not cls.ABOUT_THE_STORE)
+        if typed and not colon and not _HEX.fullmatch(typed) and not any(c.isspace() for c in typed):
+            named = self._named(typed, allowed)
+            if named is not None:
+                return named
         if (colon and kind not in RECORD_TYPES) or not _HEX.fullmatch(digits) or not 4 <= len(digits) <= 64:
-            raise InvalidRecord(f"not a gaf id or id prefix: {text!r}",
-                                hint="a whole id (kind: and 64 hex digits) or its first digits, at least 4: closure:8cceb8f8d011")  # fmt: skip
+            raise InvalidRecord(f"not a gaf id or id prefix, nor a key or NAME@VERSION: {text!r}",
+                                hint="a whole id (kind: and 64 hex digits), its first digits (at least 4: closure:8cceb8f8d011), "
+                                     f"or where the record has one a key (bank-ledger) or a NAME@VERSION (rent-delinquency@1)")  # fmt: skip
         if kinds and colon and kind not in kinds:
             raise InvalidRecord(f"{text!r} is a {kind} id; a {' or '.join(kinds)} is wanted here")
         found: list[str] = []
@@ -166,6 +173,27 @@ class Questions(abc.ABC):
             more = " and more" if len(found) > _CANDIDATES else ""
             raise AmbiguousReference(f"{text!r} names {len(found) if len(found) <= _CANDIDATES else 'several'} records: {shown}{more}",
                                      hint="give more digits")  # fmt: skip
+        return found[0]
+
+    def _named(self, text: str, kinds: Sequence[str]) -> str | None:
+        """The one record of ``kinds`` a person's name for it names: ``NAME@VERSION`` for the
+        versioned kinds (policies, rules), a key for agents and sources; None when ``text`` is
+        neither, or no kind here has such names. A name that matches none, or several, is refused."""
+        name, at, version = text.rpartition("@")
+        if at:
+            if not version.isdigit():
+                raise InvalidRecord(f"{text!r}: a version is a whole number from 1", hint=f"write {name}@1, {name}@2, …")
+            where, wanted = {"name": name, "version": int(version)}, [k for k in kinds if {"name", "version"} <= set(RECORD_TYPES[k].COLUMNS)]
+        else:
+            where, wanted = {"key": text}, [k for k in kinds if "key" in RECORD_TYPES[k].COLUMNS]
+        if not wanted:
+            return None
+        found = sorted(r.id for k in wanted for r in self.find(k, **where))
+        if not found:
+            raise UnknownReference(f"no {' or '.join(wanted)} {'named' if at else 'with key'} {text!r} in {self.location}")
+        if len(found) > 1:
+            raise AmbiguousReference(f"{text!r} names {len(found)} records: {', '.join(short_id(i) for i in found)}",
+                                     hint="give the id, or a prefix of it")  # fmt: skip
         return found[0]
 
     def records(self, kind: str, *, chunk: int = 1000) -> Iterator[Record]:
