@@ -429,7 +429,7 @@ class Settling:
 
     def lines(self) -> list[str]:
         """As a verdict's text shows it: a line per group of premises, a line for the rest."""
-        if not self.movers and not self.rest:
+        if not (self.movers or self.rest or self.stored_label):
             return []
         if self.stored_label is not None:
             head = [f"  would settle it: not tried — its cone now gives {self.label}, not {self.stored_label} (gaf replay says why)"]
@@ -461,7 +461,8 @@ class Settling:
     def _rest_text(self) -> str:
         counts: dict[str, int] = {}
         for text in self.rest:
-            counts[text.split("(", 1)[0]] = counts.get(text.split("(", 1)[0], 0) + 1
+            predicate = text.split("(", 1)[0]
+            counts[predicate] = counts.get(predicate, 0) + 1
         by = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         shown = ", ".join(f"{p} {n}" for p, n in by[:GROUPS_SHOWN]) + (", …" if len(by) > GROUPS_SHOWN else "")
         if not self.untried:
@@ -483,7 +484,7 @@ def _groups(movers: tuple[Ground, ...]) -> list[list[Ground]]:
         by_predicate.setdefault(g[0], []).append(g)
     groups: list[list[Ground]] = []
     for grounds in by_predicate.values():
-        position = 1 if len({show((g[0], g[1], None)) for g in grounds}) <= len({repr(g[2]) for g in grounds}) else 2
+        position = 1 if len({repr(g[1]) for g in grounds}) <= len({repr(g[2]) for g in grounds}) else 2
         shared: dict[str, list[Ground]] = {}
         for g in grounds:
             shared.setdefault(repr(g[position]), []).append(g)

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from gaf.cli import app
 from gaf.derive import Truth, holds, show
-from gaf.projection import evaluate_over
+from gaf.projection import cone_claims, evaluate_over
 from gaf.records import Claim
 from gaf.rules import atom
 from gaf.verdict import UNDETERMINED, judge
@@ -98,6 +98,16 @@ def test_groups_show_a_pattern_a_count_and_a_few_examples():
     ]
 
 
+def test_a_verdict_its_cone_no_longer_gives_is_said_so_and_nothing_is_tried(store):
+    c1, _ = close_both(store)
+    policy, rules = store.get(c1.closure.projection), store.get(c1.closure.rules)
+    claims = cone_claims(store, policy, c1.closure.as_of)
+    found = settling_over(policy, rules, claims, c1.closure, label="paid", named=c1.verdict.trace["would_settle"])
+    assert (found.stored_label, found.label, found.movers) == ("paid", UNDETERMINED, ())
+    assert found.lines()[0] == "  would settle it: not tried — its cone now gives undetermined, not paid (gaf replay says why)"
+    assert set(found.rest) == set(c1.verdict.trace["would_settle"])
+
+
 def test_premises_beyond_the_bound_are_counted_as_not_tried(store):
     c1, _ = close_both(store)
     bounded = settling(store, c1.closure.id, tries=0)
@@ -134,8 +144,9 @@ def test_a_verdict_on_fifty_payments_shows_what_would_settle_it_in_a_screenful(t
     gaf = runner.invoke(app, ["project", "rent-delinquency", "--reviewer", "registry-clerk", "--as-of", "2026-07-15", "--store", store,
                               "--json"])  # fmt: skip
     closed = runner.invoke(app, ["close", yaml.safe_load(gaf.stdout)["gaf"], "--rules", "rent-paid", "--subject", RENT_JULY,
-                                 "--as-of", "2026-07-15", "--at", "2026-07-15", "--store", store, "--json"])  # fmt: skip
-    closure = yaml.safe_load(closed.stdout)["closure"]
+                                 "--as-of", "2026-07-15", "--at", "2026-07-15", "--store", store])  # fmt: skip
+    assert "would settle it, each alone (affirmed or denied): 50 unknown premises" in closed.stdout
+    closure = closed.stdout.split()[1]
     env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": str(ROOT)}
     shown = subprocess.run([sys.executable, "-m", "gaf", "verdict", closure, "--store", store], env=env, capture_output=True,
                            text=True, timeout=300)  # fmt: skip
