@@ -37,6 +37,7 @@ from gaf.reopen import verdict_of
 from gaf.rules import DerivationRule
 from gaf.store.base import GafStore
 from gaf.verdict import UNDETERMINED, judge
+from gaf.whatif import Settling, settling
 
 AUTHORITY_ROLE = "authority"
 
@@ -103,11 +104,14 @@ def _require_authority(store: GafStore, agent_id: str, what: str) -> Agent:
 # ---------------------------------------------------------------------- exceptions and the review queue
 
 
-def route_exceptions(store: GafStore, closed: Closed, at: datetime) -> list[PolicyException]:
+def route_exceptions(store: GafStore, closed: Closed, at: datetime, settled: Settling | None = None) -> list[PolicyException]:
     """Cases the ratified policies cited by the closure's projection did not settle, queued for people.
 
     A case is outside a ratified policy when the verdict is undetermined and the
-    policy's rule did not conclude anything about the case's subject.
+    policy's rule did not conclude anything about the case's subject. The reason says
+    what would settle it (``gaf.whatif.settling``, or ``settled`` when the caller has it):
+    the premises that alone move the verdict, grouped, and a count of the rest — bounded
+    by a count, so the same closure always gives the same reason, and the same id.
     """
     if closed.verdict.label != UNDETERMINED:
         return []
@@ -121,10 +125,10 @@ def route_exceptions(store: GafStore, closed: Closed, at: datetime) -> list[Poli
         head = DerivationRule.model_validate(ratified.rule).head.predicate
         concluded = any(p.predicate == head and closed.closure.subject in (p.subject, p.object) for p in props.values())
         if not concluded:
-            settle = "; ".join(closed.verdict.trace.get("would_settle", [])) or "no premise named"
+            settled = settled or settling(store, closed.closure.id)
             out.append(PolicyException(policy=ratified.id, subject=closed.closure.subject, closure=closed.closure.id,
                                        reason=f"outside {ratified.name}@{ratified.version}: its rule did not apply; "
-                                              f"unsettled: {settle}", raised_at=at))  # fmt: skip
+                                              f"{settled.summary()}", raised_at=at))  # fmt: skip
     store.put(out, at=at)
     return out
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -215,8 +215,9 @@ class Judgement:
             "would_settle": list(self.settles),
         }
 
-    def text(self) -> str:
-        """The trace as people read it."""
+    def text(self, settle: Sequence[str] | None = None) -> str:
+        """The trace as people read it; ``settle``: the lines to show for what would settle it
+        (``gaf.whatif.Settling.lines``), in place of every unknown premise the trace names."""
         lines = [f"verdict {self.label}: {self.strength:+.3f} (interval {self.low:+.3f} … {self.high:+.3f})"]
         for r in self.rules:
             state = "not applicable" if r.strength is None else f"strength {r.strength:.3f}"
@@ -226,7 +227,9 @@ class Judgement:
                 lines.append(f"            backing: {r.backing}")
             for u in r.unknown_premises:
                 lines.append(f"            unknown: {u}")
-        if self.settles:
+        if settle is not None:
+            lines += settle
+        elif self.settles:
             lines.append("  would settle it: " + "; ".join(self.settles))
         return "\n".join(lines)
 

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from gaf.derive import Ground, holds_grounds, is_pattern
+from gaf.derive import Ground, holds_grounds, is_pattern, show
+from gaf.errors import UnknownReference
 from gaf.projection import Evaluated, bind_head, cone_claims, evaluate_over, ground_of, proposition_of
 from gaf.records import (
     Claim,
@@ -30,6 +31,7 @@ from gaf.records import (
     Proposition,
     Statement,
     Transformation,
+    Verdict,
     VerdictRules,
     matches_pattern,
     statement_text,
@@ -37,7 +39,7 @@ from gaf.records import (
 from gaf.rules import Atom, Not, is_var, is_wild
 from gaf.store.base import GafStore
 from gaf.types import Key
-from gaf.verdict import Judgement, judge, rule_params
+from gaf.verdict import UNDETERMINED, Judgement, judge, rule_params
 
 #: The observer synthetic claims are attributed to: they are hypotheses, never stored.
 HYPOTHESIS = "agent:" + "0" * 64
@@ -278,40 +280,45 @@ def _candidates(policy: Projection, rules: VerdictRules, closure: Closure, claim
     by_id = {c.id: c for c in claims}
     for cid in used:
         out.append(Change("retract", by_id[cid], "a claim the facts rest on"))
-    trusted = _trusted_sources(policy)
-    derived = {r.head.predicate for r in policy.derivation_rules}
-
-    def add(p: Proposition, polarity: str, why: str) -> None:
-        if p.predicate in derived:
-            return  # the rules decide it, not a claim
-        st = {"subject": p.subject, "predicate": p.predicate, "object": p.object, "value": p.value, "unit": p.unit, "polarity": polarity,
-              "valid": p.valid.model_dump(mode="json") if p.valid else None}  # the same proposition, interval included
-        for source in trusted.get(p.predicate, ()):
-            out.append(Change("add", _hypothesis(source, st, closure.as_of), why))
-
     # The unknown premises: propositions the projection left unresolved, and the atoms the
     # verdict rules found unknown — including ones no claim mentions at all (open world).
-    # An atom with no argument may stand for a pattern (``p(x, ?V)`` that nothing matched):
-    # it is also tried with each argument the rules look for, as a closed scope is entered.
     unknown = _all_unknown(rules, evaluated, closure.subject)
     for p in unknown:
-        named = _named(policy, rules, p.predicate) if p.object is None and p.value is None else []
-        # p's subject is a key, so _statable refuses none of these: dropping None only says so
-        statable = [q for a in named if (q := _statable((p.predicate, p.subject, a))) is not None]
-        for q in [p, *statable]:
-            for polarity in ("affirmed", "denied"):
-                add(q, polarity, f"settles the unknown {p.predicate} ({polarity})")
+        out += _settlers(policy, rules, closure, p)
     for ev in sorted(evaluated.evaluations, key=lambda e: e.id):
         if ev.outcome.value in ("accepted", "rejected") and ev.proposition not in {p.id for p in unknown}:
             p = evaluated.propositions[ev.proposition]
             polarity = "denied" if ev.outcome.value == "accepted" else "affirmed"
-            add(p, polarity, f"contests the {ev.outcome.value} {p.predicate}")
+            out += _stating(policy, p, polarity, f"contests the {ev.outcome.value} {p.predicate}", closure.as_of)
     for scope in sorted(policy.completeness, key=lambda d: d.id):
         if scope.id in closure.completeness:
             named = [a for a in _named(policy, rules, scope.predicate) if matches_pattern(scope.object, a)]
             into = {c.id: c for c in (_into_scope(scope, claims, closure.as_of, closure.subject, a) for a in [None, *named])}
             out += [Change("add", c, "falls into a closed scope the closure relied on") for c in into.values()]
     return out
+
+
+def _settlers(policy: Projection, rules: VerdictRules, closure: Closure, p: Proposition) -> list[Change]:
+    """The claims that would settle an unknown premise, affirmed and denied, from each source
+    the policy trusts for it. An atom with no argument may stand for a pattern (``p(x, ?V)``
+    that nothing matched): it is also settled with each argument the rules look for, as a
+    closed scope is entered."""
+    named = _named(policy, rules, p.predicate) if p.object is None and p.value is None else []
+    # p's subject is a key, so _statable refuses none of these: dropping None only says so
+    statable = [q for a in named if (q := _statable((p.predicate, p.subject, a))) is not None]
+    return [change for q in [p, *statable] for polarity in ("affirmed", "denied")
+            for change in _stating(policy, q, polarity, f"settles the unknown {p.predicate} ({polarity})", closure.as_of)]  # fmt: skip
+
+
+def _stating(policy: Projection, p: Proposition, polarity: str, why: str, at: datetime) -> list[Change]:
+    """A claim stating ``p`` with ``polarity`` from each source the policy trusts for its
+    predicate, authoritative first (which source speaks can decide whether a claim counts);
+    none for a predicate the policy's rules derive: the rules decide it, not a claim."""
+    if p.predicate in {r.head.predicate for r in policy.derivation_rules}:
+        return []
+    st = {"subject": p.subject, "predicate": p.predicate, "object": p.object, "value": p.value, "unit": p.unit, "polarity": polarity,
+          "valid": p.valid.model_dump(mode="json") if p.valid else None}  # the same proposition, interval included
+    return [Change("add", _hypothesis(source, st, at), why) for source in _trusted_sources(policy).get(p.predicate, ())]
 
 
 def _named(policy: Projection, rules: VerdictRules, predicate: str) -> list[Any]:
@@ -379,3 +386,174 @@ def _check_cone(report: WhatIf, policy: Projection, rules: VerdictRules, claims:
         if _moved(after, base):
             report.exhaustive = False
             report.outside_cone.append(change.describe())
+
+
+# ---------------------------------------------------------------------- what would settle a verdict
+
+#: How many unknown premises ``settling`` tries, each settled both ways: a count, never a
+#: time, so it finds the same on every run — a policy exception's reason, which is stored
+#: and hashed, quotes what it finds.
+SETTLE_TRIES = 64
+#: How many groups of premises a reader is shown, and examples of each; the rest is counted.
+GROUPS_SHOWN, EXAMPLES_SHOWN = 4, 3
+
+
+@dataclass(frozen=True)
+class Settling:
+    """What would settle an undetermined verdict: the unknown premises that, settled alone —
+    affirmed or denied by a claim from a source the policy trusts, as the what-if search
+    settles them — move its label; and every other unknown premise, counted.
+
+    A verdict's trace names every unknown premise beneath it, which on a ledger of fifty
+    payments is each payment against each instalment; a person needs the few whose value
+    decides the case. This is read when a verdict is shown, from the closure's cone — never
+    stored in the verdict, whose id stays what it was."""
+
+    closure: str
+    #: the verdict's label as its cone gives it today (what the premises were tried against)
+    label: str
+    #: the premises that, settled alone, move the label (sorted as written)
+    movers: tuple[Ground, ...] = ()
+    #: every other unknown premise, as written: the trace's and the cone's, sorted
+    rest: tuple[str, ...] = ()
+    #: those of ``rest`` not tried because ``tries`` were
+    untried: tuple[str, ...] = ()
+    tries: int = SETTLE_TRIES
+    #: the label the stored verdict has, when the cone no longer gives it (then nothing was tried)
+    stored_label: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"closure": self.closure, "label": self.label, "stored_label": self.stored_label,
+                "would_settle": [show(g) for g in self.movers], "rest": list(self.rest), "untried": list(self.untried),
+                "tries": self.tries}  # fmt: skip
+
+    def lines(self) -> list[str]:
+        """As a verdict's text shows it: a line per group of premises, a line for the rest."""
+        if not (self.movers or self.rest or self.stored_label):
+            return []
+        if self.stored_label is not None:
+            head = [f"  would settle it: not tried — its cone now gives {self.label}, not {self.stored_label} (gaf replay says why)"]
+        elif self.movers:
+            groups = _groups(self.movers)
+            each = "each " if len(self.movers) > 1 else ""
+            head = [f"  would settle it, {each}alone (affirmed or denied): {_premises(len(self.movers))}"]
+            head += [f"    {_group_text(g)}" for g in groups[:GROUPS_SHOWN]]
+            if len(groups) > GROUPS_SHOWN:
+                more = groups[GROUPS_SHOWN:]
+                head.append(f"    … and {sum(len(g) for g in more)} more in {len(more)} more group(s)")
+        else:
+            head = ["  would settle it: no unknown premise alone (gaf whatif --max-size 2 tries them in pairs)"]
+        return head + ([f"  … and {self._rest_text()}"] if self.rest else [])
+
+    def summary(self) -> str:
+        """The same on one line, as a policy exception's reason quotes it."""
+        if self.stored_label is not None:
+            settle = f"not tried: its cone now gives {self.label}, not {self.stored_label}"
+        elif self.movers:
+            groups = _groups(self.movers)
+            settle = "; ".join(_group_text(g) for g in groups[:GROUPS_SHOWN])
+            if len(groups) > GROUPS_SHOWN:
+                settle += f"; … and {sum(len(g) for g in groups[GROUPS_SHOWN:])} more"
+        else:
+            settle = "no unknown premise alone"
+        return f"would settle it, each alone: {settle}" + (f"; and {self._rest_text()}" if self.rest else "")
+
+    def _rest_text(self) -> str:
+        counts: dict[str, int] = {}
+        for text in self.rest:
+            predicate = text.split("(", 1)[0]
+            counts[predicate] = counts.get(predicate, 0) + 1
+        by = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        shown = ", ".join(f"{p} {n}" for p, n in by[:GROUPS_SHOWN]) + (", …" if len(by) > GROUPS_SHOWN else "")
+        if not self.untried:
+            return f"{_premises(len(self.rest), 'more')} that {'does' if len(self.rest) == 1 else 'do'} not ({shown})"
+        return (f"{_premises(len(self.rest), 'more')} ({shown}): {len(self.rest) - len(self.untried)} do not, "
+                f"{len(self.untried)} not tried (only the first {self.tries} are; gaf verdict --tries N tries more)")  # fmt: skip
+
+
+def _premises(n: int, more: str = "") -> str:
+    """``3 unknown premises``, ``1 more unknown premise``."""
+    return f"{n} {more + ' ' if more else ''}unknown premise{'' if n == 1 else 's'}"
+
+
+def _groups(movers: tuple[Ground, ...]) -> list[list[Ground]]:
+    """Premises grouped by predicate and by the argument they share — the subject or the
+    target, whichever has fewer values — largest group first."""
+    by_predicate: dict[str, list[Ground]] = {}
+    for g in movers:
+        by_predicate.setdefault(g[0], []).append(g)
+    groups: list[list[Ground]] = []
+    for grounds in by_predicate.values():
+        position = 1 if len({repr(g[1]) for g in grounds}) <= len({repr(g[2]) for g in grounds}) else 2
+        shared: dict[str, list[Ground]] = {}
+        for g in grounds:
+            shared.setdefault(repr(g[position]), []).append(g)
+        groups += shared.values()
+    return sorted(groups, key=lambda g: (-len(g), show(g[0])))
+
+
+def _group_text(group: list[Ground]) -> str:
+    """One premise as written, or the group's pattern, its size and a few of what varies."""
+    if len(group) == 1:
+        return show(group[0])
+    predicate, subject, target = group[0]
+    if all(g[1] == subject for g in group):  # p(s, …): what varies is the target
+        prefix = show((predicate, subject, "…"))[: -len("…)")]
+        pattern, varying = show((predicate, subject, "…")), [show(g)[len(prefix) : -1] for g in group]
+    else:  # p(…, o): what varies is the subject
+        pattern, varying = show((predicate, "…", target)), [str(g[1]) for g in group]
+    more = f", … and {len(group) - EXAMPLES_SHOWN} more" if len(group) > EXAMPLES_SHOWN else ""
+    return f"{pattern} ×{len(group)}: {', '.join(varying[:EXAMPLES_SHOWN])}{more}"
+
+
+def settling(store: GafStore, closure_id: str, *, tries: int = SETTLE_TRIES) -> Settling:
+    """What would settle the verdict of ``closure_id`` (see ``Settling``); nothing for a
+    verdict that is not undetermined. Reads the closure's cone; writes nothing."""
+    closure = store.get(closure_id, Closure)
+    found = store.find(Verdict, closure=closure.id)
+    if not found:
+        raise UnknownReference(f"no verdict for {closure.id}", where=closure.id, hint="gaf close makes one")
+    verdict = found[0]
+    if verdict.label != UNDETERMINED:
+        return Settling(closure.id, verdict.label, tries=tries)
+    policy, rules = store.get(closure.projection, Projection), store.get(closure.rules, VerdictRules)
+    claims = cone_claims(store, policy, closure.as_of)
+    return settling_over(policy, rules, claims, closure, label=verdict.label, named=verdict.trace.get("would_settle", []), tries=tries)
+
+
+def settling_over(
+    policy: Projection, rules: VerdictRules, claims: list[Claim], closure: Closure, *, label: str | None = None,
+    named: Sequence[str] = (), tries: int = SETTLE_TRIES,
+) -> Settling:  # fmt: skip
+    """``settling`` over a closure's inputs in hand; ``label`` and ``named``: its stored
+    verdict's label and the unknown premises its trace names.
+
+    The premises are what-if's unknown premises, tried in a fixed order — those the verdict
+    rules reach from the closure's subject first, then the rest of the cone's — each with
+    what-if's own claims settling it (``_settlers``), until one moves the label; at most
+    ``tries`` of them, the others counted as not tried. A premise no claim can state (one the
+    rules derive, one no source is trusted for) is not tried: it is among the rest."""
+    base, evaluated = _judge(policy, rules, claims, closure)
+    if label is not None and base.label != label:
+        return Settling(closure.id, base.label, rest=tuple(sorted(set(named))), tries=tries, stored_label=label)
+    if base.label != UNDETERMINED:
+        return Settling(closure.id, base.label, tries=tries)
+    unknown = _all_unknown(rules, evaluated, closure.subject)
+    reached = {ground_of(p): n for n, p in enumerate(_unknown_premises(rules, evaluated, closure.subject))}
+    ordered = sorted(unknown, key=lambda p: (reached.get(ground_of(p), len(reached)), p.id))
+    settlers: dict[Ground, list[Change]] = {}
+    for p in ordered:
+        for change in _settlers(policy, rules, closure, p):
+            (statement,) = change.claim.statements
+            settlers.setdefault(ground_of(statement.proposition()), []).append(change)
+    movers: list[Ground] = []
+    untried: list[str] = []
+    for n, (ground, changes) in enumerate(settlers.items()):
+        if n >= tries:
+            untried.append(show(ground))
+        elif any(_judge(policy, rules, _apply(claims, [c]), closure)[0].label != base.label for c in changes):
+            movers.append(ground)
+    written = {show(g) for g in movers}
+    premises = set(named) | {show(ground_of(p)) for p in unknown} | {show(g) for g in settlers}
+    return Settling(closure.id, base.label, tuple(sorted(movers, key=show)), tuple(sorted(premises - written)),
+                    tuple(sorted(untried)), tries)  # fmt: skip

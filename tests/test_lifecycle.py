@@ -14,6 +14,7 @@ from gaf.lifecycle import NotAnAuthority, decide_case, review_queue, route_excep
 from gaf.policies import get, read_policy, revise
 from gaf.projection import project
 from gaf.reopen import governing_policy, history, reopen
+from gaf.whatif import settling
 from tests.conftest import NOW, RENT
 from tests.rentcase import AFTER_E, RENT_JULY, agent_id, authority, first_closure, ratified_allocation
 
@@ -94,6 +95,8 @@ def test_a_payment_outside_the_ratified_policy_becomes_an_exception_in_the_revie
     assert closed.verdict.label == "undetermined"
     (exception,) = route_exceptions(store, closed, at)
     assert exception.policy == ratified.id and exception.subject == SEP and "outside rent-allocation@1" in exception.reason
+    # the reason says what would settle the case (what-if's premises that alone move it), the same on every run
+    assert exception.reason.endswith(settling(store, closed.closure.id).summary()) and "amount(payment:tx-5230, 1000)" in exception.reason
     assert [e.id for e in review_queue(store)] == [exception.id]
     decide_case(store, closed.closure.id, decided_by=agent_id(store, "letting-agent"), decision="partial payment",
                 reason="900 of 1000 received; ask for the rest", at=at, settles=exception.id)  # fmt: skip

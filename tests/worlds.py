@@ -27,6 +27,10 @@ valid interval, closed scopes from any source, derivation rules with ``not`` ove
 and derived predicates, a closure per subject and actions on some verdicts; ``trigger``
 draws a change to one (a source invalidated, a claim retracted, a new claim).
 ``tests/impact_truth.py`` stores them through gaf's own paths.
+
+``payments_world()`` draws the rent case in small, in memory: several payments and
+instalments, ``allocated(P, R)`` between them, and a closure about one instalment — so a
+verdict rests on atoms about other subjects, most of which cannot move it.
 """
 
 from __future__ import annotations
@@ -613,3 +617,81 @@ def one_value_world(draw) -> OneValueWorld:
     """Up to three values of the payment's amount, each spoken of in one of the ``VOICES``."""
     said_of = draw(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(VOICES)), max_size=3, unique_by=lambda s: s[0]))
     return OneValueWorld(tuple(said_of))
+
+
+# ---------------------------------------------------------------------- worlds of payments and instalments
+
+#: The instalments and payments a payments world may speak of; its closure is about the first instalment.
+INSTALMENTS = tuple(f"rent:{k}" for k in range(3))
+PAYMENTS = tuple(f"payment:{k}" for k in range(3))
+#: The claim-level predicates of a payments world: ``allocated(P, R)`` and three of one argument.
+PAYMENT_PREDICATES = ("instalment", "credited", "reversed", "allocated")
+#: The rent case in small: an instalment is paid by a credited payment allocated to it and
+#: not reversed; it is in arrears when it is not paid. As in the rent case, the payments are
+#: those a ledger complete for ``credited`` lists, so every rule binds its payment there first.
+PAYMENT_RULES = [
+    {"name": "paid", "version": 1, "head": "paid(?R)",
+     "when": ["instalment(?R)", "credited(?P)", "allocated(?P, ?R)", "not reversed(?P)"]},
+    {"name": "delinquent", "version": 1, "head": "delinquent(?R)", "when": ["instalment(?R)", "not paid(?R)"]},
+]  # fmt: skip
+#: The verdict rules a payments world draws from: (role, condition).
+PAYMENT_VERDICT = [("warrant", ["paid(?subject)"]), ("rebuttal", ["delinquent(?subject)"]),
+                   ("defeater", ["credited(?p)", "allocated(?p, ?subject)", "reversed(?p)"]),
+                   ("rebuttal", ["credited(?p)", "reversed(?p)", "not allocated(?p, ?subject)"])]  # fmt: skip
+
+
+def build_payments(trusted: list[str], closed: list[str], said_of: dict[tuple[str, ...], str], verdict: list[tuple[int, float]],
+                   defeats: list[tuple[str, str]]) -> World:  # fmt: skip
+    """A payments world from plain values, the way ``payments_world`` draws it.
+
+    ``trusted``: the predicates besides ``credited`` the first source is authoritative
+    for (the second is trusted for all); ``closed``: those besides ``credited`` it declares
+    complete for every payment and instalment; ``said_of``: what the claims make of each atom — ``(predicate, subject)``
+    or ``("allocated", payment, instalment)`` — one of ``STATUSES``; ``verdict``: rules
+    ``r0``, ``r1``, … as (index into ``PAYMENT_VERDICT``, qualifier); ``defeats`` as
+    ``build`` takes them."""
+    trust = [{"source": SOURCES[0], "predicates": sorted({"credited", *trusted}), "authoritative": True},
+             {"source": SOURCES[1], "predicates": list(PAYMENT_PREDICATES)}]  # fmt: skip
+    completeness = [{"source": SOURCES[0], "predicate": p, "subject": "*", "valid": VALID, "as_of": "2026-07-10T00:00:00Z"}
+                    for p in sorted({"credited", *closed})]  # fmt: skip
+    policy = Projection(name="payments", version=1, question="is the instalment paid?", completeness=completeness, trust=trust,
+                        derivation_rules=PAYMENT_RULES, conclusions=[r["name"] for r in PAYMENT_RULES])  # fmt: skip
+    rules = [{"role": PAYMENT_VERDICT[k][0], "condition": PAYMENT_VERDICT[k][1], "qualifier": q} for k, q in verdict]
+    judged = verdict_rules(rules, defeats)
+    spoken = []
+    for atom_of, status in sorted(said_of.items()):
+        predicate, subject, *target = atom_of
+        spoken += _spoken(subject, predicate, status, {"object": target[0]} if target else {})
+    claims = [said(SOURCES[int(source[1])], [statement(p, polarity, argument, subject=subject)], n)
+              for n, (subject, p, source, polarity, argument) in enumerate(spoken)]  # fmt: skip
+    gaf = GAF(projection=policy.id, facts=[])
+    closure = Closure(question="q", subject=INSTALMENTS[0], as_of=AT, gaf=gaf.id, completeness=[d.id for d in policy.completeness],
+                      projection=policy.id, projection_version=1, implementation=policy.implementation,
+                      rules=judged.id, rules_version=1, engine="gaf-hcategoriser/2", closed_at=AT)  # fmt: skip
+    return World(policy, judged, claims, closure)
+
+
+def payment_atoms(payments: Sequence[str] = PAYMENTS, instalments: Sequence[str] = INSTALMENTS) -> list[tuple[str, ...]]:
+    """Every claim-level atom of a payments world over these payments and instalments."""
+    return ([("instalment", r) for r in instalments] + [(p, s) for p in ("credited", "reversed") for s in payments]
+            + [("allocated", s, r) for s in payments for r in instalments])  # fmt: skip
+
+
+@st.composite
+def payments_world(draw) -> World:
+    """A random payments world: one to three payments and instalments, each atom about them
+    accepted, rejected, unknown (a trusted source both affirms and denies it) or not said;
+    ``credited`` and some other predicates with an authoritative source, ``credited`` and up
+    to two others closed; one to three verdict rules (the first the warrant ``paid``) and
+    attacks from the others on the warrant."""
+    payments = PAYMENTS[: draw(st.integers(1, len(PAYMENTS)))]
+    instalments = INSTALMENTS[: draw(st.integers(1, len(INSTALMENTS)))]
+    trusted = sorted(draw(st.sets(st.sampled_from(PAYMENT_PREDICATES))))
+    closed = sorted(draw(st.sets(st.sampled_from(PAYMENT_PREDICATES), max_size=2)))
+    leaning = st.sampled_from(["accepted", "unknown", "unknown", "absent", "rejected"])
+    said_of = {a: draw(leaning) for a in payment_atoms(payments, instalments)}
+    said_of |= {("instalment", r): draw(st.sampled_from(["accepted", "accepted", "unknown"])) for r in instalments}
+    others = draw(st.lists(st.sampled_from(range(1, len(PAYMENT_VERDICT))), max_size=2, unique=True))
+    verdict = [(k, draw(st.sampled_from([0.5, 1.0]))) for k in [0, *others]]
+    attackers = [f"r{n}" for n, (k, _) in enumerate(verdict) if PAYMENT_VERDICT[k][0] != "warrant"]
+    return build_payments(trusted, closed, said_of, verdict, [(a, "r0") for a in attackers if draw(st.booleans())])

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from gaf import closure, lifecycle, policies, projection
+from gaf import closure, lifecycle, policies, projection, whatif
 
 # boilerplate: the names this command group takes from gaf/cli/common.py, one per line
 from gaf.canonical import short_id
@@ -137,11 +137,13 @@ def close_(
         closed = closure.close(s, s.resolve_id(gaf_id, ("gaf",)), rule_set, subject=subject, as_of=to_instant(as_of),
                                closed_at=when, supersedes=[s.resolve_id(c, ("closure",)) for c in supersedes or []],
                                signing_key=signing_key())  # fmt: skip
-        exceptions = lifecycle.route_exceptions(s, closed, when)
+        settled = None if as_json else whatif.settling(s, closed.closure.id)  # the text shows it; an exception's reason quotes it
+        exceptions = lifecycle.route_exceptions(s, closed, when, settled)
     data = {"closure": closed.closure.id, "verdict": closed.verdict.to_json(), "policy_exceptions": [e.to_json() for e in exceptions]}
 
     def text() -> None:
-        out.print(f"closure {closed.closure.id}\n{closed.judgement.text()}", highlight=False, markup=False)
+        settle = settled.lines() if settled is not None else None
+        out.print(f"closure {closed.closure.id}\n{closed.judgement.text(settle)}", highlight=False, markup=False)
         for e in exceptions:
             out.print(f"[yellow]policy exception, queued for review:[/] {e.reason}", highlight=False)
 
@@ -151,10 +153,16 @@ def close_(
 @command(app)
 def verdict(
     closure_id: Annotated[str, typer.Argument(help="A closure id, or a unique prefix of one.")],
+    tries: Annotated[int, typer.Option(help="Unknown premises tried for what would settle an undetermined verdict.", min=0)]
+    = whatif.SETTLE_TRIES,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Show the verdict of a closure with its full trace.
+
+    An undetermined verdict's text lists what would settle it: the unknown premises that a
+    claim affirming or denying, alone, would move (found by what-if, at most --tries of
+    them tried), grouped, and a count of the rest; --json shows the stored record.
 
     [b]Examples[/b]
 
@@ -163,20 +171,21 @@ def verdict(
     with open_store(store, read_only=True) as s:
         closure_id = s.resolve_id(closure_id, ("closure",))
         found = s.find("verdict", closure=closure_id)
-    if not found:
-        raise GafError(f"no verdict for {closure_id}", hint="gaf close makes one")
-    v = found[0]
-    emit(as_json, v.to_json(), lambda: out.print(_verdict_text(v), highlight=False, markup=False))
+        if not found:
+            raise GafError(f"no verdict for {closure_id}", hint="gaf close makes one")
+        v = found[0]
+        settled = None if as_json else whatif.settling(s, closure_id, tries=tries)
+    emit(as_json, v.to_json(), lambda: out.print(_verdict_text(v, settled), highlight=False, markup=False))
 
 
-def _verdict_text(v: Any) -> str:
+def _verdict_text(v: Any, settled: whatif.Settling | None) -> str:
     lines = [f"{v.label}: {v.strength:+.3f} (interval {v.low:+.3f} … {v.high:+.3f}) by {v.engine}"]
     for r in v.trace.get("rules", []):
         strength = r["strength"] if isinstance(r["strength"], str) else f"strength {r['strength']:.3f}"
         lines.append(f"  {r['role']:9} {r['name']} activation={r['activation']}: {strength}")
         lines += [f"            unknown: {u}" for u in r.get("unknown_premises", [])]
-    if v.trace.get("would_settle"):
-        lines.append("  would settle it: " + "; ".join(v.trace["would_settle"]))
+    if settled is not None:
+        lines += settled.lines()
     return "\n".join(lines)
 
 
