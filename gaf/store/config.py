@@ -8,6 +8,7 @@ nothing is opened: a write would make a second store where nobody looks for it.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -119,7 +120,7 @@ def shown(store: GafStore) -> str:
     """Where a store is, as people are told: an embedded store's absolute path, a Neo4j URI
     without any password written into it."""
     if not store.location.startswith(NEO4J_SCHEMES):
-        return str(Path(store.location).absolute())
+        return os.path.abspath(store.location)  # made absolute and normalised, symlinks kept as named
     parts = urlsplit(store.location)
     if parts.password is None:
         return store.location
