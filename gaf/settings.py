@@ -57,7 +57,9 @@ MIN_CACHE_MB = 64
 
 @dataclass(frozen=True)
 class Settings:
-    """Where the store is and how to reach it; the defaults are what a new user gets."""
+    """Where the store is and how to reach it. ``Settings()`` names ``.gaf/store.lbug`` in the
+    working directory, for a library caller; ``from_env()`` without GAF_STORE names none, so
+    the store is found as the command line finds it."""
 
     #: None: not named, so found (``gaf.store.find_store``: ``.gaf/store.lbug`` here or in a parent)
     store: str | None = DEFAULT_STORE
