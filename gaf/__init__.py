@@ -29,6 +29,7 @@ from gaf.errors import (
     SigningKeyError,
     StoreError,
     StoreLocked,
+    StoreNotFound,
     StoreUnavailable,
     UnestablishedPredicate,
     UnknownKind,
@@ -73,6 +74,6 @@ __all__ = [
     # errors
     "ActionRefused", "BatchRejected", "ExportError", "GafError", "IdMismatch", "InvalidRecord", "NotAnAuthority",
     "PayloadTooLarge", "PolicyConflict", "ReadOnlyViolation", "RuleError", "SigningKeyError", "StoreError", "StoreLocked",
-    "StoreUnavailable", "UnestablishedPredicate", "UnknownKind", "UnknownPolicy", "UnknownReference",
+    "StoreNotFound", "StoreUnavailable", "UnestablishedPredicate", "UnknownKind", "UnknownPolicy", "UnknownReference",
     "__version__",
 ]  # fmt: skip

@@ -145,6 +145,12 @@ class StoreLocked(StoreError):
     """The embedded store is held by another writing process (one writer at a time)."""
 
 
+class StoreNotFound(StoreUnavailable):
+    """No store named (no --store, no $GAF_STORE) and no ``.gaf/store.lbug`` in the working
+    directory or any parent up to the home directory: nothing to read, and a write would
+    make a second store where nobody looks for it."""
+
+
 class ReadOnlyViolation(GafError):
     """A query that would write, sent where only reading is allowed."""
 

@@ -7,7 +7,8 @@ start-up. A value that does not parse is refused here, naming the variable.
 
 | variable | setting | default |
 |---|---|---|
-| GAF_STORE | ``store``: a Bolt URI or the embedded store's path | ``.gaf/store.lbug`` |
+| GAF_STORE | ``store``: a Bolt URI or the embedded store's path; a value that looks like a mistyped URI is refused | None: the ``.gaf/store.lbug`` found in the working directory or a parent (``gaf.store.find_store``) |
+| HOME | ``home``: where that search stops (it looks no higher) | the filesystem root |
 | NEO4J_USER (or NEO4J_USERNAME) | ``neo4j_user`` | ``neo4j`` |
 | NEO4J_PASSWORD | ``neo4j_password`` | empty |
 | NEO4J_DATABASE | ``neo4j_database`` | ``neo4j`` |
@@ -30,13 +31,20 @@ repository, and never appear in a Settings' repr.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gaf.errors import InvalidRecord, StoreUnavailable
 
-#: The embedded store a new user gets without configuring anything.
+#: The embedded store ``gaf init`` makes in the working directory, and the one a library caller's
+#: ``Settings()`` names; from the environment, an unset GAF_STORE means "find it" instead.
 DEFAULT_STORE = ".gaf/store.lbug"
+#: The URI schemes gaf opens Neo4j for; any other value names the embedded store's path.
+NEO4J_SCHEMES = ("neo4j://", "neo4j+s://", "neo4j+ssc://", "bolt://", "bolt+s://", "bolt+ssc://")
+#: A value that starts as a URI does: a word of two letters or more, then ':' (and any slashes) or
+#: '//' — ``neo4j//localhost:7687``, ``bolt:/x``, ``localhost:7687``. A one-letter word is a drive.
+_URI_LIKE = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]+)(?P<sep>:/*|//+)(?P<rest>.*)", re.DOTALL)
 #: Default bound, in seconds, on the Neo4j driver's retries of one transaction.
 DEFAULT_RETRY_SECONDS = 30.0
 #: Default largest canonical record, in bytes (GAF_MAX_RECORD_BYTES; gaf.records.limits in Python).
@@ -50,9 +58,14 @@ MIN_CACHE_MB = 64
 
 @dataclass(frozen=True)
 class Settings:
-    """Where the store is and how to reach it; the defaults are what a new user gets."""
+    """Where the store is and how to reach it. ``Settings()`` names ``.gaf/store.lbug`` in the
+    working directory, for a library caller; ``from_env()`` without GAF_STORE names none, so
+    the store is found as the command line finds it."""
 
-    store: str = DEFAULT_STORE
+    #: None: not named, so found (``gaf.store.find_store``: ``.gaf/store.lbug`` here or in a parent)
+    store: str | None = DEFAULT_STORE
+    #: where that search stops; None: at the filesystem root
+    home: str | None = None
     neo4j_user: str = "neo4j"
     neo4j_password: str = ""
     neo4j_database: str = "neo4j"
@@ -73,7 +86,8 @@ class Settings:
         """The settings the environment (``os.environ`` unless given) names; unset means the default."""
         env = os.environ if env is None else env
         return cls(
-            store=env.get("GAF_STORE") or DEFAULT_STORE,
+            store=store_name(env["GAF_STORE"], "GAF_STORE") if env.get("GAF_STORE") else None,
+            home=env.get("HOME") or None,
             neo4j_user=env.get("NEO4J_USER") or env.get("NEO4J_USERNAME") or "neo4j",
             neo4j_password=env.get("NEO4J_PASSWORD", ""),
             neo4j_database=env.get("NEO4J_DATABASE") or "neo4j",
@@ -88,11 +102,42 @@ class Settings:
         )
 
     def __repr__(self) -> str:  # never print the password
-        return (f"Settings(store={self.store!r}, neo4j_user={self.neo4j_user!r}, neo4j_password=<{len(self.neo4j_password)} chars>, "
+        return (f"Settings(store={self.store!r}, home={self.home!r}, neo4j_user={self.neo4j_user!r}, neo4j_password=<{len(self.neo4j_password)} chars>, "
                 f"neo4j_database={self.neo4j_database!r}, neo4j_retry_seconds={self.neo4j_retry_seconds}, "
                 f"lock_wait={self.lock_wait}, signing_key=<{'set' if self.signing_key else 'unset'}>, "
                 f"verify_key={self.verify_key!r}, max_record_bytes={self.max_record_bytes}, "
                 f"max_input_bytes={self.max_input_bytes}, cache_mb={self.cache_mb}, columns={self.columns})")  # fmt: skip
+
+
+def store_name(value: str, where: str) -> str:
+    """A store named by ``where`` (GAF_STORE, --store): a Neo4j URI, or a path — never a URI
+    mistyped into a path, which would create an embedded store at ./neo4j/localhost:7687 and
+    write there without a word. A value that starts as a URI does (a word, then ':' or '//')
+    and is not one of NEO4J_SCHEMES is refused with the URI it probably meant; a path that
+    really starts so is written with ``./`` in front."""
+    if value.startswith(NEO4J_SCHEMES):
+        return value
+    looks = _URI_LIKE.match(value)
+    if looks is None and "://" not in value:
+        return value
+    what = f"unsupported store URI {value!r}" if looks is None or looks["sep"] == "://" else f"{value!r} looks like a mistyped URI, not a path"
+    raise StoreUnavailable(what, where=where, hint=_meant(value, looks))
+
+
+def _meant(value: str, looks: re.Match[str] | None) -> str:
+    """What a store name that is not one probably meant, as the fix to print."""
+    schemes = "a Neo4j URI starts neo4j://, neo4j+s://, bolt:// or bolt+s://"
+    as_path = "" if "://" in value else f" If it is a path, write ./{value}"
+    if looks is None:
+        return f"{schemes}, and a path holds no '://'"
+    scheme, rest = looks["scheme"].lower(), looks["rest"].lstrip("/:")
+    if f"{scheme}://" in NEO4J_SCHEMES:
+        return f"did you mean {scheme}://{rest or 'localhost:7687'}?{as_path}"
+    if scheme in ("http", "https"):  # Neo4j Browser's address: Bolt listens on another port
+        return f"did you mean neo4j://{rest.split('/')[0].split(':')[0] or 'localhost'}:7687?"
+    if looks["sep"] == ":" and rest.isdigit():  # host:port
+        return f"did you mean neo4j://{looks['scheme']}:{rest}?{as_path}"
+    return f"{schemes}.{as_path}"
 
 
 def _seconds(env: Mapping[str, str], variable: str, default: float) -> float:

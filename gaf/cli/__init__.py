@@ -1,10 +1,11 @@
 """The gaf command line: one command per library function, nothing more.
 
-Each command opens the store named by ``--store`` (or $GAF_STORE, or the embedded
-default), calls one library function with the same options, and prints a table
-for people or, with ``--json``, JSON for machines. Errors are the library's typed
-errors, printed as one line with their place and exit codes by family:
-2 bad input, 3 store unreachable or locked, 1 anything else refused.
+Each command opens the store named by ``--store`` (or $GAF_STORE, or the
+``.gaf/store.lbug`` found in the working directory or a parent), calls one library
+function with the same options, and prints a table for people or, with ``--json``,
+JSON for machines. Errors are the library's typed errors, printed as one line with
+their place and exit codes by family: 2 bad input, 3 store unreachable or locked, 1
+anything else refused.
 
 One module per command group; ``common`` holds what they share (the app, the
 options and the ``@command`` helper). Importing the modules registers their

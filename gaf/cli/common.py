@@ -10,6 +10,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
@@ -36,6 +37,7 @@ from gaf.records import statement_text as ledger_text
 from gaf.settings import Settings
 from gaf.store import GafStore
 from gaf.store.config import open_store as open_named_store
+from gaf.store.config import shown
 from gaf.types import to_instant
 
 if TYPE_CHECKING:  # cryptography is optional (gaf[signing])
@@ -107,11 +109,13 @@ out = Console()
 err = Console(stderr=True)
 StoreOpt = Annotated[
     Optional[str],
-    typer.Option("--store", "-s", help="Bolt URI (neo4j://, bolt://) or embedded store path; default $GAF_STORE (never $NEO4J_URI), else .gaf/store.lbug"),
+    typer.Option("--store", "-s", help="Bolt URI (neo4j://, bolt://) or embedded store path; default $GAF_STORE (never $NEO4J_URI), else the .gaf/store.lbug found here or in a parent directory"),
 ]
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of tables.")]
+#: Whether the running command prints JSON (its --json): the human form alone says which store it writes to.
+_AS_JSON: ContextVar[bool] = ContextVar("gaf_cli_as_json", default=False)
 
 
 class Format(str, Enum):
@@ -182,7 +186,12 @@ def command(group: typer.Typer, name: str | None = None) -> Callable[[F], F]:
                 with limits(max_record_bytes=chosen.max_record_bytes, max_input_bytes=chosen.max_input_bytes):
                     fn(*args, **kwargs)
 
-            _run(_machine(kwargs), limited)
+            as_json = _machine(kwargs)
+            form = _AS_JSON.set(as_json)
+            try:
+                _run(as_json, limited)
+            finally:
+                _AS_JSON.reset(form)
 
         group.command(name, cls=Command, help=help_text(fn.__doc__))(speak)
         return fn
@@ -197,8 +206,14 @@ def settings() -> Settings:
 
 
 def open_store(target: str | None, *, read_only: bool = False) -> GafStore:
-    """The store a command names (--store, else $GAF_STORE, else the embedded default)."""
-    return open_named_store(target, read_only=read_only, settings=settings())
+    """The store a command names (--store, else $GAF_STORE, else the .gaf/store.lbug found here or
+    in a parent). A command that writes says where, in its human form, on stderr (``store:
+    <absolute path or URI>``, one line): a write to a store nobody meant is seen, and stdout
+    stays the command's output; with --json the program that reads it named the store."""
+    opened = open_named_store(target, read_only=read_only, settings=settings())
+    if not read_only and not _AS_JSON.get():
+        sys.stderr.write(f"store: {shown(opened)}\n")
+    return opened
 
 
 def signing_key() -> Ed25519PrivateKey | None:
@@ -263,9 +278,12 @@ def _version(value: bool) -> None:
 
 ROOT_HELP = """Claims → Projection → Graph of Accepted Facts → Closure → Verdict → Action → Reopen.
 
-The store is --store, else $GAF_STORE, else the embedded file .gaf/store.lbug. gaf does
-not read $NEO4J_URI: to use that Neo4j, set GAF_STORE=$NEO4J_URI (the credentials come
-from $NEO4J_USER and $NEO4J_PASSWORD).
+The store is --store, else $GAF_STORE, else the .gaf/store.lbug in this
+directory or the nearest parent (up to $HOME), as git finds a repository;
+with none, gaf refuses, and `gaf init` makes one here. A command that
+writes names its store on stderr. gaf does not read $NEO4J_URI: to use
+that Neo4j, set GAF_STORE=$NEO4J_URI (the credentials come from
+$NEO4J_USER and $NEO4J_PASSWORD).
 
 [b]Exit codes[/b], the same for every command:
 

@@ -35,7 +35,7 @@ from gaf.cli.common import (
 from gaf.errors import ExitCode, GafError
 from gaf.ledger import ingest as ingest_records
 from gaf.records import Record, json_schema, record_type
-from gaf.store import store_target
+from gaf.store import init_store, shown
 
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
 # --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
@@ -43,17 +43,21 @@ from gaf.store import store_target
 
 @command(app)
 def init(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
-    """Create the store's schema, constraints and indexes (safe to run again).
+    """Create a store here (.gaf/store.lbug), or at --store or $GAF_STORE, with
+    its schema, constraints and indexes; run again, it says so and changes
+    nothing.
+
+    Other commands find the store as git finds a repository: in this
+    directory or the nearest parent that has .gaf/store.lbug.
 
     [b]Examples[/b]
 
       gaf init
       GAF_STORE=neo4j://localhost:7687 gaf init
     """
-    with open_store(store) as s:
-        s.init()
-        emit(as_json, {"store": s.location, "dialect": s.dialect, "initialised": True},
-              lambda: out.print(f"initialised {s.dialect} store at {s.location}"))
+    done = init_store(store, settings=settings())
+    said = f"initialised {done.dialect} store at {done.location}" if done.created else f"already a {done.dialect} store at {done.location}: nothing to do"
+    emit(as_json, done.to_dict(), lambda: out.print(said, highlight=False, soft_wrap=True))
 
 
 @command(app)
@@ -104,7 +108,7 @@ def ingest(
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
         written = s.get_many(report.write.written)
-    data = {"file": str(path), "store": store_target(store, settings()), **report.to_dict()}
+        data = {"file": str(path), "store": shown(s), **report.to_dict()}
     emit(as_json, data, lambda: _print_ingest(data, [written[i] for i in report.write.written]))
     if report.write.failed:
         raise typer.Exit(ExitCode.BAD_INPUT)

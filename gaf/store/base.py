@@ -83,8 +83,9 @@ class GafStore(Questions):
 
     @staticmethod
     def open(target: str | None = None, *, read_only: bool = False) -> GafStore:
-        """Open the store at ``target``, or at $GAF_STORE, or the embedded default, with the
-        environment's settings (``Settings.from_env()``): the convenience for scripts.
+        """Open the store at ``target``, or at $GAF_STORE, or the ``.gaf/store.lbug`` found in the
+        working directory or a parent (none found: ``StoreNotFound``), with the environment's
+        settings (``Settings.from_env()``): the convenience for scripts.
 
         ``gaf.store.open_store(target, auth=…, database=…, read_only=…, settings=…)`` is the
         explicit form, which reads nothing from the environment."""

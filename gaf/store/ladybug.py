@@ -121,7 +121,7 @@ class LadybugStore(GafStore):
         if not read_only:
             target.parent.mkdir(parents=True, exist_ok=True)
         elif not target.exists():
-            raise StoreUnavailable(f"no gaf store at {target}", hint="ingest something first, or check GAF_STORE")
+            raise StoreUnavailable(f"no gaf store at {target}", hint="run `gaf init` to create one, or check --store and GAF_STORE")
         self._db = _open_database(target, read_only, wait, cache_mb)
         self._conn = ladybug.Connection(self._db)
         if not read_only:
