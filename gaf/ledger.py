@@ -19,9 +19,10 @@ import io
 import json
 import math
 import re
+import tempfile
 from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -39,6 +40,7 @@ from gaf.errors import (
     InvalidRecord,
     LeadingZero,
     PayloadTooLarge,
+    UnknownFormat,
     UnknownReference,
 )
 from gaf.projection.cone import cones_for
@@ -76,22 +78,26 @@ class Item:
 # ---------------------------------------------------------------------- reading files
 
 
-def items_of(path: str | Path, fmt: Format | None = None) -> Iterator[Item]:
-    """The items of a claims file, each with its file:line, read as they come: the file is
-    never held whole, so reading it takes the memory of one item, however long it is.
+def items_of(path: str | Path, fmt: str | None = None, *, name: str | None = None) -> Iterator[Item]:
+    """The items of a claims file, each with its place (``name``, the path unless given, and
+    its line), read as they come: the file is never held whole, so reading it takes the
+    memory of one item, however long it is.
 
     A JSONL line, a CSV row and a YAML list's item are each one item; a file that is
     missing, unreadable or not UTF-8 is refused with its name."""
     path = Path(path)
-    reader = {"jsonl": _jsonl_items, "csv": _csv_items, "yaml": _yaml_items}[fmt or format_of(path)]
+    name = name or str(path)
+    reader = _READERS.get(fmt or format_of(path))
+    if reader is None:
+        raise UnknownFormat(f"unknown format {fmt!r}", hint="use jsonl, csv or yaml")
     try:
-        yield from reader(path, str(path))
+        yield from reader(path, name)
     except FileNotFoundError:
         raise InvalidRecord(f"no such file: {path}") from None
     except UnicodeDecodeError as exc:
-        raise InvalidRecord(f"not UTF-8 text: {exc}", where=str(path)) from None
+        raise InvalidRecord(f"not UTF-8 text: {exc}", where=name) from None
     except OSError as exc:
-        raise InvalidRecord(f"cannot read the file: {exc.strerror or exc}", where=str(path)) from None
+        raise InvalidRecord(f"cannot read the file: {exc.strerror or exc}", where=name) from None
 
 
 def read_items(path: str | Path, fmt: Format | None = None) -> list[Item]:
@@ -145,7 +151,7 @@ def format_of(path: Path) -> Format:
     """A claims file's format, told by its suffix."""
     fmt = SUFFIXES.get(path.suffix.lower())
     if fmt is None:
-        raise InvalidRecord(f"cannot tell the format of {path} from its suffix", hint="use .jsonl, .csv or .yaml, or pass the format")
+        raise UnknownFormat(f"cannot tell the format of {path} from its suffix", hint="use .jsonl, .csv or .yaml, or pass the format")
     return fmt
 
 
@@ -284,6 +290,9 @@ def _yaml_item(loader: YamlLoader, node: yaml.Node, name: str) -> Item:
         data = {"__error__": InvalidRecord("each item must be a mapping with a 'kind'", where=where)}
     return Item(yaml_plain(data), where)
 
+
+#: The reader of each format: a file's items, each named by ``name`` and its line.
+_READERS: dict[str, Callable[[Path, str], Iterator[Item]]] = {"jsonl": _jsonl_items, "csv": _csv_items, "yaml": _yaml_items}
 
 #: Why a document nested deeper than Python's parsers go is refused.
 TOO_DEEP = "nested too deeply to be a record"
@@ -502,7 +511,8 @@ def yaml_plain(value: Any) -> Any:
 # every item and keeps only what the second needs: which items are refused, which ranks of
 # kinds there are, and where each id the input points at is first brought. The second
 # resolves each item again, the same way, and writes it in batches. So a file of any length
-# takes the memory of a batch or two, and 16 bytes a record for the first pass's ids.
+# takes the memory of a batch or two, and 12 bytes an id for the first pass (a claim brings
+# itself and a proposition a statement).
 
 #: An input that can be read again from its start, item by item: a file's items, or a list's.
 Reread = Callable[[], Iterator[Item]]
@@ -510,11 +520,12 @@ Reread = Callable[[], Iterator[Item]]
 
 def ingest(
     store: GafStore,
-    source: str | Path | Iterable[Record | dict[str, Any]],
+    source: str | Path | BinaryIO | Iterable[Record | dict[str, Any]],
     *,
     recorded_at: datetime,
     mode: Mode = "atomic",
-    fmt: Format | None = None,
+    fmt: str | None = None,
+    name: str | None = None,
     batch_size: int = DEFAULT_BATCH,
     progress: Callable[[int, int], None] | None = None,
     checking: Callable[[int], None] | None = None,
@@ -523,51 +534,73 @@ def ingest(
     """Read, validate and append claims (and their sources and agents).
 
     ``source`` is a path — read twice, never held whole, its format from its suffix or
-    ``fmt`` — or an iterable of records or dicts. ``recorded_at`` is the transaction time
-    given to claims that do not carry one; it is passed in, never read from a clock here.
-    In ``atomic`` mode any bad item refuses the whole input before anything is written; in
-    ``best_effort`` mode bad items are reported and the rest is written. Once checked,
-    records are written in batches of ``batch_size``, one transaction each; should the store
-    fail part way, the batches before stay written and running the same ingest again
-    finishes it (ids already stored are no-ops).
+    ``fmt`` —, a binary stream such as ``sys.stdin.buffer`` — copied to a temporary file
+    deleted afterwards, its format ``fmt`` (required: a stream has no suffix to tell it) and
+    its lines named ``name:LINE`` —, or an iterable of records or dicts.
+
+    ``recorded_at`` is the transaction time given to claims that do not carry one; it is
+    passed in, never read from a clock here. In ``atomic`` mode any bad item refuses the
+    whole input before anything is written; in ``best_effort`` mode bad items are reported
+    and the rest is written. Once checked, records are written in batches of
+    ``batch_size``, one transaction each; should the store fail part way, the batches
+    before stay written and running the same ingest again finishes it (ids already stored
+    are no-ops).
 
     ``checking`` is called with the number of items checked so far while the input is
     checked, ``progress`` with (records written so far, records to write) after each batch.
     The report lists every written and existing id, or the first ``keep_ids`` of each (its
     counts are always whole): a million ids are a hundred megabytes.
     """
-    where: str | None = None
-    if isinstance(source, (str, Path)):
-        path, where = Path(source), str(source)
-        chosen: Format = fmt or format_of(path)
-        stamp = _file_stamp(path)
+    with ExitStack() as spool:
+        where: str | None = None
+        chosen: str | None = None
+        if isinstance(source, (str, Path)) or hasattr(source, "read"):
+            if isinstance(source, (str, Path)):
+                path, where, chosen = Path(source), name or str(source), fmt or format_of(Path(source))
+            elif fmt is None:
+                raise UnknownFormat("the format of a stream cannot be told from its name", where=name,
+                                    hint="name it: --format jsonl, csv or yaml (fmt= in Python)")  # fmt: skip
+            else:
+                path, where, chosen = spool.enter_context(_spooled(source, fmt)), name or "<stream>", fmt  # type: ignore[arg-type]
+            stamp = _file_stamp(path)
 
-        def reread() -> Iterator[Item]:
-            return items_of(path, chosen)
-    else:
-        given = [Item(r.to_json() if isinstance(r, Record) else r, f"item {i}") for i, r in enumerate(source)]
+            def reread() -> Iterator[Item]:
+                return items_of(path, chosen, name=where)
+        else:
+            given = [Item(r.to_json() if isinstance(r, Record) else r, f"item {i}") for i, r in enumerate(source)]
 
-        def reread() -> Iterator[Item]:
-            return iter(given)
+            def reread() -> Iterator[Item]:
+                return iter(given)
 
-    checked = _check(store, reread, recorded_at, ranks=[2] if fmt == "csv" else None, counted=checking)
-    if checked.failed and mode == "atomic":
-        raise BatchRejected([e.error for e in checked.failed], where=where)
-    if where is not None and _file_stamp(Path(where)) != stamp:
-        raise InvalidRecord("the file changed while it was being checked; nothing written", where=where, hint="run the ingest again")
-    report = IngestReport(read=checked.read)
-    report.write.failed = list(checked.failed)
-    lacking: list[Closure] = []
-    batches = _batches(_to_write(store, reread, recorded_at, checked, lacking), checked.placed, batch_size)
-    done = 0
-    for written in store.put_batches(batches, mode=mode, at=recorded_at):
-        report.add(written, keep_ids)
-        done += len(written.written) + len(written.existing) + len(written.failed)
-        if progress:
-            progress(done, checked.records)
-    if lacking:
-        report.add(_cones_for_closures(store, lacking, recorded_at, mode), keep_ids)
-    return report
+        checked = _check(store, reread, recorded_at, ranks=[2] if chosen == "csv" else None, counted=checking)  # CSV holds claims alone
+        if checked.failed and mode == "atomic":
+            raise BatchRejected([e.error for e in checked.failed], where=where)
+        if where is not None and _file_stamp(path) != stamp:
+            raise InvalidRecord("the file changed while it was being checked; nothing written", where=where, hint="run the ingest again")
+        report = IngestReport(read=checked.read)
+        report.write.failed = list(checked.failed)
+        lacking: list[Closure] = []
+        batches = _batches(_to_write(store, reread, recorded_at, checked, lacking), checked.placed, batch_size)
+        done = 0
+        for written in store.put_batches(batches, mode=mode, at=recorded_at):
+            report.add(written, keep_ids)
+            done += len(written.written) + len(written.existing) + len(written.failed)
+            if progress:
+                progress(done, checked.records)
+        if lacking:
+            report.add(_cones_for_closures(store, lacking, recorded_at, mode), keep_ids)
+        return report
+
+
+@contextmanager
+def _spooled(stream: BinaryIO, fmt: str) -> Iterator[Path]:
+    """A stream copied to a temporary file, deleted afterwards: an ingest reads its input twice."""
+    with tempfile.TemporaryDirectory(prefix="gaf-ingest-") as folder:
+        path = Path(folder) / f"input.{fmt}"
+        with path.open("wb") as copy:
+            while chunk := stream.read(1 << 20):
+                copy.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)  # a text stream as UTF-8
+        yield path
 
 
 @dataclass
@@ -710,8 +743,8 @@ def _records(
 
 class _Brought:
     """Where each id an input brings — its records and the records they imply — is first
-    brought, in 16 bytes an id: 64 bits of the id's hash and the position of the record
-    bringing it. Asked once, at the end, about the ids the input points at.
+    brought, in 12 bytes an id: 64 bits of the id's hash and the position (32 bits) of the
+    record bringing it. Asked once, at the end, about the ids the input points at.
 
     Two ids sharing those 64 bits (about one chance in 10^12 for a million records) would
     let a reference to a missing id pass this check; the write still refuses it, checking
@@ -719,7 +752,7 @@ class _Brought:
 
     def __init__(self) -> None:
         self._prints = array("Q")
-        self._places = array("Q")
+        self._places = array("I")  # positions below 2**32
 
     def add(self, record: Record, position: int) -> set[str]:
         """Note the ids a record brings, and return them."""
@@ -730,18 +763,27 @@ class _Brought:
         return own
 
     def first_places(self, ids: set[str]) -> dict[str, int]:
-        """Of these ids, the ones brought, each with the first position bringing it."""
+        """Of these ids, the ones brought, each with the first position bringing it (looked up 65 536
+        at a time, so the lookup adds a megabyte or two whatever the input's length)."""
         if not ids or not self._prints:
             return {}
-        asked = {_fingerprint(i): i for i in ids}
+        asked = numpy.array(sorted({_fingerprint(i) for i in ids}), dtype=numpy.uint64)
+        named = {_fingerprint(i): i for i in ids}
         prints = numpy.frombuffer(self._prints, dtype=numpy.uint64)
-        hits = numpy.isin(prints, numpy.fromiter(asked, dtype=numpy.uint64, count=len(asked)))
-        places = numpy.frombuffer(self._places, dtype=numpy.uint64)
+        places = numpy.frombuffer(self._places, dtype=numpy.uint32)
         out: dict[str, int] = {}
-        for mark, place in zip(prints[hits].tolist(), places[hits].tolist(), strict=True):
-            rid = asked[mark]
-            out[rid] = min(place, out.get(rid, place))
+        for start in range(0, len(prints), _LOOKUP):
+            chunk = prints[start : start + _LOOKUP]
+            slot = numpy.minimum(numpy.searchsorted(asked, chunk), len(asked) - 1)
+            hits = numpy.flatnonzero(asked[slot] == chunk)
+            for mark, place in zip(chunk[hits].tolist(), places[start + hits].tolist(), strict=True):
+                rid = named[mark]
+                out[rid] = min(place, out.get(rid, place))
         return out
+
+
+#: How many fingerprints ``_Brought.first_places`` compares at once.
+_LOOKUP = 1 << 16
 
 
 def _fingerprint(record_id: str) -> int:
