@@ -1,6 +1,6 @@
 """Ingest memory benchmark: peak RSS and wall time of ``gaf ingest FILE`` as the file grows.
 
-    python -m bench ingest_memory [--sizes 2000,20000] [--stores ladybug,neo4j] [--cache-mb 64] [--json out.json]
+    python -m bench ingest_memory [--sizes 2000,20000] [--stores ladybug,neo4j] [--cache-mb 128] [--json out.json]
     python -m bench ingest_memory --report out.json          # print saved results again
 
 For each size N a JSONL file is written — the agents and sources of the synthetic graph
@@ -129,7 +129,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench ingest_memory", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="2000,20000", help="claims per file, comma-separated")
     parser.add_argument("--stores", default="ladybug", help="ladybug and/or neo4j (neo4j needs NEO4J_URI)")
-    parser.add_argument("--cache-mb", type=int, default=64, help="LadybugDB's buffer pool, MiB (GAF_CACHE_MB)")
+    parser.add_argument("--cache-mb", type=int, default=128, help="LadybugDB's buffer pool, MiB (GAF_CACHE_MB)")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--report", type=Path, help="print saved results again")
     return parser.parse_args(argv)
