@@ -97,6 +97,10 @@ class DuplicateKey(InvalidRecord):
     """A YAML mapping that gives the same key twice: which one was meant cannot be told."""
 
 
+class UnknownFormat(InvalidRecord):
+    """An input whose format cannot be told: a stream with none named, a suffix that names none."""
+
+
 class UnknownReference(InvalidRecord):
     """A record that points at an id that is neither in the batch nor in the store."""
 

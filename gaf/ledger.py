@@ -15,17 +15,19 @@ first, then against the store, and refused if it names nothing or several things
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
 import re
+import tempfile
+from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal, TextIO
 
+import numpy
 import yaml
 
 from gaf.canonical import ID_PATTERN
@@ -37,6 +39,7 @@ from gaf.errors import (
     InvalidRecord,
     LeadingZero,
     PayloadTooLarge,
+    UnknownFormat,
     UnknownReference,
 )
 from gaf.projection.cone import cones_for
@@ -71,32 +74,43 @@ class Item:
     where: str
 
 
-@dataclass
-class IngestReport:
-    """What an ingest did, item by item where something went wrong."""
-
-    read: int = 0
-    write: WriteReport = field(default_factory=WriteReport)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"read": self.read, **self.write.to_dict()}
-
-
 # ---------------------------------------------------------------------- reading files
 
 
-def read_items(path: str | Path, fmt: Format | None = None) -> list[Item]:
-    """The items of a claims file, each with its file:line."""
+def items_of(path: str | Path, fmt: str | None = None, *, name: str | None = None) -> Iterator[Item]:
+    """The items of a claims file, each with its place (``name``, the path unless given, and
+    its line), read as they come: the file is never held whole, so reading it takes the
+    memory of one item, however long it is.
+
+    A JSONL line, a CSV row and a YAML list's item are each one item; a file that is
+    missing, unreadable or not UTF-8 is refused with its name."""
     path = Path(path)
-    fmt = fmt or _format_of(path)
-    text = read_text(path)
-    reader = {"jsonl": _jsonl_items, "csv": _csv_items, "yaml": _yaml_items}[fmt]
-    return list(reader(text, str(path)))
+    name = name or str(path)
+    reader = _READERS.get(fmt or format_of(path))
+    if reader is None:
+        raise UnknownFormat(f"unknown format {fmt!r}", hint="use jsonl, csv or yaml")
+    try:
+        yield from reader(path, name)
+    except FileNotFoundError:
+        raise InvalidRecord(f"no such file: {path}") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidRecord(f"not UTF-8 text: {exc}", where=name) from None
+    except OSError as exc:
+        raise InvalidRecord(f"cannot read the file: {exc.strerror or exc}", where=name) from None
+
+
+def read_items(path: str | Path, fmt: Format | None = None) -> list[Item]:
+    """The items of a small claims file, held whole (``impact new-claim`` reads one claim
+    this way): refused, like a policy file, when it is over the input size limit."""
+    path = Path(path)
+    _check_size(path)
+    return list(items_of(path, fmt))
 
 
 def max_input_bytes() -> int:
-    """The size limit of one input file in force here: 256 MiB unless set with
-    ``with gaf.records.limits(max_input_bytes=…):`` (the CLI sets it from GAF_MAX_INPUT_BYTES)."""
+    """The size limit of one input file held whole in force here: 256 MiB unless set with
+    ``with gaf.records.limits(max_input_bytes=…):`` (the CLI sets it from GAF_MAX_INPUT_BYTES).
+    ``ingest`` streams its file and is bound by the record limit alone."""
     return current_limits().max_input_bytes
 
 
@@ -107,51 +121,81 @@ def read_text(path: Path) -> str:
     than anyone meant to send is refused before it fills the memory.
     """
     try:
-        size, limit = path.stat().st_size, max_input_bytes()
-        if size > limit:
-            raise PayloadTooLarge(
-                f"the file is {size} bytes, over the limit of {limit}",
-                where=str(path),
-                hint="split it into several files, or raise GAF_MAX_INPUT_BYTES",
-            )
+        _check_size(path)
         return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InvalidRecord(f"no such file: {path}") from None
     except UnicodeDecodeError as exc:
         raise InvalidRecord(f"not UTF-8 text: {exc}", where=str(path)) from None
     except OSError as exc:
         raise InvalidRecord(f"cannot read the file: {exc.strerror or exc}", where=str(path)) from None
 
 
-def _format_of(path: Path) -> Format:
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson", ".json"):
-        return "jsonl"
-    if suffix == ".csv":
-        return "csv"
-    if suffix in (".yaml", ".yml"):
-        return "yaml"
-    raise InvalidRecord(f"cannot tell the format of {path} from its suffix", hint="use .jsonl, .csv or .yaml, or pass the format")
+def _check_size(path: Path) -> None:
+    try:
+        size, limit = path.stat().st_size, max_input_bytes()
+    except FileNotFoundError:
+        raise InvalidRecord(f"no such file: {path}") from None
+    if size > limit:
+        raise PayloadTooLarge(
+            f"the file is {size} bytes, over the limit of {limit}",
+            where=str(path),
+            hint="split it into several files, or raise GAF_MAX_INPUT_BYTES",
+        )
 
 
-def _jsonl_items(text: str, name: str) -> Iterator[Item]:
+#: The formats gaf reads claims in, by the suffixes that name them.
+SUFFIXES: dict[str, Format] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".yaml": "yaml", ".yml": "yaml"}
+
+
+def format_of(path: Path) -> Format:
+    """A claims file's format, told by its suffix."""
+    fmt = SUFFIXES.get(path.suffix.lower())
+    if fmt is None:
+        raise UnknownFormat(f"cannot tell the format of {path} from its suffix", hint="use .jsonl, .csv or .yaml, or pass the format")
+    return fmt
+
+
+def _jsonl_items(path: Path, name: str) -> Iterator[Item]:
     limit = max_record_bytes()
-    for number, line in enumerate(text.splitlines(), start=1):
-        where = f"{name}:{number}"
-        if not line.strip():
+    with path.open("rb") as lines:
+        for number, raw in enumerate(_lines(lines, limit), start=1):
+            where = f"{name}:{number}"
+            if raw is None:
+                yield Item({"__error__": PayloadTooLarge(f"line is over the limit of {limit} bytes", where=where)}, where)
+                continue
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield Item({"__error__": InvalidRecord(f"not UTF-8 text: {exc.reason} at column {exc.start + 1}", where=where)}, where)
+                continue
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line, parse_float=WrittenNumber)  # a value exactly as written
+            except json.JSONDecodeError as exc:
+                yield Item({"__error__": InvalidRecord(f"not JSON: {exc.msg} at column {exc.colno}", where=where)}, where)
+                continue
+            except RecursionError:
+                yield Item({"__error__": InvalidRecord(TOO_DEEP, where=where)}, where)
+                continue
+            yield Item(data if isinstance(data, dict) else {"__error__": InvalidRecord("a line must hold a JSON object", where=where)}, where)
+
+
+def _lines(stream: BinaryIO, limit: int) -> Iterator[bytes | None]:
+    """The lines of a binary stream without their line ends, a line over ``limit`` bytes as None:
+    read up to the limit and the rest skipped, so an endless line is never held."""
+    while True:
+        line = stream.readline(limit + 2)  # room for the line end
+        if not line:
+            return
+        body = line.rstrip(b"\r\n")
+        if len(body) <= limit:
+            yield body
             continue
-        if len(line.encode("utf-8")) > limit:
-            yield Item({"__error__": PayloadTooLarge(f"line is over the limit of {limit} bytes", where=where)}, where)
-            continue
-        try:
-            data = json.loads(line, parse_float=WrittenNumber)  # a value exactly as written
-        except json.JSONDecodeError as exc:
-            yield Item({"__error__": InvalidRecord(f"not JSON: {exc.msg} at column {exc.colno}", where=where)}, where)
-            continue
-        except RecursionError:
-            yield Item({"__error__": InvalidRecord(TOO_DEEP, where=where)}, where)
-            continue
-        yield Item(data if isinstance(data, dict) else {"__error__": InvalidRecord("a line must hold a JSON object", where=where)}, where)
+        while not line.endswith(b"\n"):
+            line = stream.readline(1 << 20)
+            if not line:
+                break
+        yield None
 
 
 #: CSV columns of a claim with one statement per row.
@@ -162,21 +206,22 @@ CSV_COLUMNS = (
 )  # fmt: skip
 
 
-def _csv_items(text: str, name: str) -> Iterator[Item]:
-    reader = csv.DictReader(io.StringIO(text))
-    unknown = set(reader.fieldnames or ()) - set(CSV_COLUMNS) - {"kind"}
-    if unknown:
-        raise InvalidRecord(f"unknown CSV columns {sorted(unknown)}", where=f"{name}:1", hint=f"columns: {', '.join(CSV_COLUMNS)}")
-    try:
-        for row in reader:
-            where = f"{name}:{reader.line_num}"
-            extra = row.pop(None, None)
-            if extra:
-                yield Item({"__error__": InvalidRecord(f"{len(extra)} more field(s) than the header names", where=where)}, where)
-                continue
-            yield Item(_claim_from_row({k: v for k, v in row.items() if v not in (None, "")}), where)
-    except csv.Error as exc:
-        raise InvalidRecord(f"not valid CSV: {exc}", where=f"{name}:{reader.line_num + 1}") from None
+def _csv_items(path: Path, name: str) -> Iterator[Item]:
+    with path.open(encoding="utf-8", newline="") as text:
+        reader = csv.DictReader(text)
+        try:
+            unknown = set(reader.fieldnames or ()) - set(CSV_COLUMNS) - {"kind"}
+            if unknown:
+                raise InvalidRecord(f"unknown CSV columns {sorted(unknown)}", where=f"{name}:1", hint=f"columns: {', '.join(CSV_COLUMNS)}")
+            for row in reader:
+                where = f"{name}:{reader.line_num}"
+                extra = row.pop(None, None)
+                if extra:
+                    yield Item({"__error__": InvalidRecord(f"{len(extra)} more field(s) than the header names", where=where)}, where)
+                    continue
+                yield Item(_claim_from_row({k: v for k, v in row.items() if v not in (None, "")}), where)
+        except csv.Error as exc:
+            raise InvalidRecord(f"not valid CSV: {exc}", where=f"{name}:{reader.line_num + 1}") from None
 
 
 def _claim_from_row(row: dict[str, str]) -> dict[str, Any]:
@@ -203,25 +248,50 @@ def _csv_value(text: str) -> Any:
     return value if isinstance(value, (int, float, bool)) else text
 
 
-def _yaml_items(text: str, name: str) -> Iterator[Item]:
-    with reading_yaml(text, name) as loader:
+def _yaml_items(path: Path, name: str) -> Iterator[Item]:
+    """The items of a YAML file, composed one at a time: a document that is a list yields its
+    items as the parser reaches them, so only one item's nodes (and the anchors named so far)
+    are held; any other document is one item."""
+    with path.open(encoding="utf-8", newline="") as text, reading_yaml(text, name) as loader:
         while loader.check_node():
-            node = loader.get_node()
-            if node is None:  # check_node has just seen one: None is only the end of the stream
-                break
-            items = node.value if isinstance(node, yaml.SequenceNode) else [node]
-            for item in items:
-                where = f"{name}:{item.start_mark.line + 1}"
-                try:
-                    check_yaml_size(item, where)
-                except PayloadTooLarge as exc:
-                    yield Item({"__error__": exc}, where)
-                    continue
-                data = loader.construct_object(item, deep=True)
-                if not isinstance(data, dict):
-                    data = {"__error__": InvalidRecord("each item must be a mapping with a 'kind'", where=where)}
-                yield Item(yaml_plain(data), where)
+            _skip_event(loader)  # the document's start
+            if loader.check_event(yaml.SequenceStartEvent):
+                _skip_event(loader)
+                while not loader.check_event(yaml.SequenceEndEvent):
+                    yield _yaml_item(loader, _compose(loader), name)
+                _skip_event(loader)
+            else:
+                yield _yaml_item(loader, _compose(loader), name)
+            _skip_event(loader)  # the document's end
+            loader.anchors = {}
 
+
+# PyYAML's composer steps, which its stubs leave untyped: one event dropped, one node composed.
+def _skip_event(loader: YamlLoader) -> None:
+    loader.get_event()  # type: ignore[no-untyped-call]
+
+
+def _compose(loader: YamlLoader) -> yaml.Node:
+    node = loader.compose_node(None, None)  # type: ignore[arg-type]  # a root: no parent, no index
+    assert node is not None  # None only at the end of the stream, which check_event has ruled out
+    return node
+
+
+def _yaml_item(loader: YamlLoader, node: yaml.Node, name: str) -> Item:
+    where = f"{name}:{node.start_mark.line + 1}"
+    try:
+        check_yaml_size(node, where)
+    except PayloadTooLarge as exc:
+        return Item({"__error__": exc}, where)
+    data = loader.construct_object(node, deep=True)
+    loader.constructed_objects, loader.recursive_objects = {}, {}  # one item's objects at a time
+    if not isinstance(data, dict):
+        data = {"__error__": InvalidRecord("each item must be a mapping with a 'kind'", where=where)}
+    return Item(yaml_plain(data), where)
+
+
+#: The reader of each format: a file's items, each named by ``name`` and its line.
+_READERS: dict[str, Callable[[Path, str], Iterator[Item]]] = {"jsonl": _jsonl_items, "csv": _csv_items, "yaml": _yaml_items}
 
 #: Why a document nested deeper than Python's parsers go is refused.
 TOO_DEEP = "nested too deeply to be a record"
@@ -332,29 +402,38 @@ for _tag, _construct in (
 
 
 @contextmanager
-def reading_yaml(text: str, name: str) -> Iterator[YamlLoader]:
-    """The one YAML reader of gaf, over a file's text: YAML 1.2, errors typed with file, line and column.
+def reading_yaml(source: str | TextIO, name: str) -> Iterator[YamlLoader]:
+    """The one YAML reader of gaf, over a file's text or the file itself (read as the parser
+    goes): YAML 1.2, errors typed with file, line and column.
 
-    Control characters are refused before anything is read; a document nested
+    Control characters are refused before they are read; a document nested
     deeper than the parser goes is refused by name.
     """
     try:
-        loader = YamlLoader(text)
-    except yaml.reader.ReaderError as exc:
-        before = text[: exc.position]
-        line, column = before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1
-        raise InvalidRecord(
-            f"not valid YAML: unacceptable character #x{exc.character:04x}: {exc.reason}", where=f"{name}:{line}:{column}"
-        ) from None
+        loader = YamlLoader(source)
+    except yaml.reader.ReaderError as exc:  # a text is checked whole here, a file as it is read
+        raise _unacceptable(exc, source, name) from None
     loader.name = name  # every mark, and so every error, names the file
     try:
         yield loader
+    except yaml.reader.ReaderError as exc:
+        raise _unacceptable(exc, source, name) from None
     except yaml.YAMLError as exc:
         raise yaml_error(exc, name) from None
     except RecursionError:
         raise InvalidRecord(TOO_DEEP, where=name) from None
     finally:
         loader.dispose()
+
+
+def _unacceptable(exc: yaml.reader.ReaderError, source: str | TextIO, name: str) -> InvalidRecord:
+    """A character YAML does not allow, named by line and column (a file is read again up to it)."""
+    if not isinstance(source, str):
+        source.seek(0)
+        source = source.read(exc.position)
+    before = source[: exc.position]
+    line, column = before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1
+    return InvalidRecord(f"not valid YAML: unacceptable character #x{exc.character:04x}: {exc.reason}", where=f"{name}:{line}:{column}")
 
 
 def load_yaml(text: str, name: str) -> tuple[Any, yaml.Node | None]:
@@ -427,102 +506,343 @@ def yaml_plain(value: Any) -> Any:
 
 
 # ---------------------------------------------------------------------- resolving and writing
+# An ingest reads its input twice and holds neither pass whole. The first resolves and checks
+# every item and keeps only what the second needs: which items are refused, which ranks of
+# kinds there are, and where each id the input points at is first brought. The second
+# resolves each item again, the same way, and writes it in batches. So a file of any length
+# takes the memory of a batch or two, and 12 bytes an id for the first pass (a claim brings
+# itself and a proposition a statement).
+
+#: An input that can be read again from its start, item by item: a file's items, or a list's.
+Reread = Callable[[], Iterator[Item]]
 
 
 def ingest(
     store: GafStore,
-    source: str | Path | Iterable[Record | dict[str, Any]],
+    source: str | Path | BinaryIO | Iterable[Record | dict[str, Any]],
     *,
     recorded_at: datetime,
     mode: Mode = "atomic",
-    fmt: Format | None = None,
+    fmt: str | None = None,
+    name: str | None = None,
     batch_size: int = DEFAULT_BATCH,
     progress: Callable[[int, int], None] | None = None,
+    checking: Callable[[int], None] | None = None,
+    keep_ids: int | None = None,
 ) -> IngestReport:
     """Read, validate and append claims (and their sources and agents).
 
-    ``recorded_at`` is the transaction time given to claims that do not carry
-    one; it is passed in, never read from a clock here. In ``atomic`` mode any bad
-    item refuses the whole input before anything is written; in ``best_effort``
-    mode bad items are reported and the rest is written. ``progress`` is called
-    with (records written so far, total) after each batch.
+    ``source`` is a path — read twice, never held whole, its format from its suffix or
+    ``fmt`` —, a binary stream such as ``sys.stdin.buffer`` — copied to a temporary file
+    deleted afterwards, its format ``fmt`` (required: a stream has no suffix to tell it) and
+    its lines named ``name:LINE`` —, or an iterable of records or dicts.
+
+    ``recorded_at`` is the transaction time given to claims that do not carry one; it is
+    passed in, never read from a clock here. In ``atomic`` mode any bad item refuses the
+    whole input before anything is written; in ``best_effort`` mode bad items are reported
+    and the rest is written. Once checked, records are written in batches of
+    ``batch_size``, one transaction each; should the store fail part way, the batches
+    before stay written and running the same ingest again finishes it (ids already stored
+    are no-ops).
+
+    ``checking`` is called with the number of items checked so far while the input is
+    checked, ``progress`` with (records written so far, records to write) after each batch.
+    The report lists every written and existing id, or the first ``keep_ids`` of each (its
+    counts are always whole): a million ids are a hundred megabytes.
     """
-    if isinstance(source, (str, Path)):
-        items = read_items(source, fmt)
-    else:
-        items = [
-            Item(r.to_json() if isinstance(r, Record) else r, f"item {i}") for i, r in enumerate(source)
-        ]
-    records, errors = _resolve(store, items, recorded_at)
-    records += _cones_for_closures(store, records)
-    report = IngestReport(read=len(items))
-    if errors and mode == "atomic":
-        raise BatchRejected([e.error for e in errors], where=str(source) if isinstance(source, (str, Path)) else None)
-    report.write.failed = errors
-    ordered = _dependency_order(records)
-    batches = [ordered[start : start + batch_size] for start in range(0, len(ordered), batch_size)]
-    done = 0
-    for batch, written in zip(batches, store.put_batches(batches, mode=mode, at=recorded_at)):
-        report.write.merge(written)
-        done += len(batch)
-        if progress:
-            progress(done, len(ordered))
-    return report
+    with ExitStack() as spool:
+        where: str | None = None
+        chosen: str | None = None
+        if isinstance(source, (str, Path)) or hasattr(source, "read"):
+            if isinstance(source, (str, Path)):
+                path, where, chosen = Path(source), name or str(source), fmt or format_of(Path(source))
+            elif fmt is None:
+                raise UnknownFormat("the format of a stream cannot be told from its name", where=name,
+                                    hint="name it: --format jsonl, csv or yaml (fmt= in Python)")  # fmt: skip
+            else:
+                path, where, chosen = spool.enter_context(_spooled(source, fmt)), name or "<stream>", fmt  # type: ignore[arg-type]
+            stamp = _file_stamp(path)
+
+            def reread() -> Iterator[Item]:
+                return items_of(path, chosen, name=where)
+        else:
+            given = [Item(r.to_json() if isinstance(r, Record) else r, f"item {i}") for i, r in enumerate(source)]
+
+            def reread() -> Iterator[Item]:
+                return iter(given)
+
+        checked = _check(store, reread, recorded_at, ranks=[2] if chosen == "csv" else None, counted=checking)  # CSV holds claims alone
+        if checked.failed and mode == "atomic":
+            raise BatchRejected([e.error for e in checked.failed], where=where)
+        if where is not None and _file_stamp(path) != stamp:
+            raise InvalidRecord("the file changed while it was being checked; nothing written", where=where, hint="run the ingest again")
+        report = IngestReport(read=checked.read)
+        report.write.failed = list(checked.failed)
+        lacking: list[Closure] = []
+        batches = _batches(_to_write(store, reread, recorded_at, checked, lacking), checked.placed, batch_size)
+        done = 0
+        for written in store.put_batches(batches, mode=mode, at=recorded_at):
+            report.add(written, keep_ids)
+            done += len(written.written) + len(written.existing) + len(written.failed)
+            if progress:
+                progress(done, checked.records)
+        if lacking:
+            report.add(_cones_for_closures(store, lacking, recorded_at, mode), keep_ids)
+        return report
 
 
-def _cones_for_closures(store: GafStore, records: list[Record]) -> list[Record]:
-    """The cone of each closure being ingested without one (records exported from another
-    store, or from one written before cones were recorded), as ``close`` records it: a
-    closure is never stored without the cone impact finds it by. Its policy and rules come
-    from the batch or the store; a closure whose policy or rules are neither is refused by
-    the write, and so is the cone made for it."""
-    given = {r.id: r for r in records}
-    coned = {r.closure for r in records if isinstance(r, Cone)}
-    lacking = [r for r in records if isinstance(r, Closure) and r.id not in coned]
-    if not lacking:
-        return []
-    cones = cones_for(lacking, lambda ids: {**store.get_many(i for i in ids if i not in given), **given})
-    return [cones[k] for k in sorted(cones)]
+@contextmanager
+def _spooled(stream: BinaryIO, fmt: str) -> Iterator[Path]:
+    """A stream copied to a temporary file, deleted afterwards: an ingest reads its input twice."""
+    with tempfile.TemporaryDirectory(prefix="gaf-ingest-") as folder:
+        path = Path(folder) / f"input.{fmt}"
+        with path.open("wb") as copy:
+            while chunk := stream.read(1 << 20):
+                copy.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)  # a text stream as UTF-8
+        yield path
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did, item by item where something went wrong."""
+
+    read: int = 0
+    #: how many records were written, and how many were already stored
+    written: int = 0
+    existing: int = 0
+    #: their ids (all, or the first ``keep_ids`` of each), and every item refused
+    write: WriteReport = field(default_factory=WriteReport)
+
+    def add(self, batch: WriteReport, keep: int | None = None) -> None:
+        """Count one batch's writes in, keeping at most ``keep`` ids of each list."""
+        self.written += len(batch.written)
+        self.existing += len(batch.existing)
+        self.write.written += batch.written if keep is None else batch.written[: max(0, keep - len(self.write.written))]
+        self.write.existing += batch.existing if keep is None else batch.existing[: max(0, keep - len(self.write.existing))]
+        self.write.failed += batch.failed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"read": self.read, "written": self.written, "existing": self.existing, "failed": [f.to_dict() for f in self.write.failed]}
+
+
+def _file_stamp(path: Path) -> tuple[int, int] | None:
+    """A file's size and modification time: the second pass reads what the first checked only if they hold."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None  # refused by name when it is read
+    return info.st_size, info.st_mtime_ns
+
+
+def _cones_for_closures(store: GafStore, lacking: list[Closure], at: datetime, mode: Mode) -> WriteReport:
+    """The cone of each closure ingested without one (records exported from another store, or
+    from one written before cones were recorded), as ``close`` records it, written after the
+    input: a closure is never stored without the cone impact finds it by. Its policy and
+    rules come from the store, where the input has put them by now; a closure whose policy
+    or rules are not there was refused by the write, and so is the cone made for it."""
+    cones = cones_for(lacking, lambda ids: store.get_many(ids))
+    return store.put([cones[k] for k in sorted(cones)], at=at, mode=mode)
 
 
 def resolve_items(store: GafStore, items: list[Item], recorded_at: datetime) -> list[Record]:
     """The records of some items, checked and with keys resolved, without writing anything."""
-    records, errors = _resolve(store, items, recorded_at)
-    if errors:
-        raise BatchRejected([e.error for e in errors])
-    return records
+    checked = _check(store, lambda: iter(items), recorded_at, ranks=None, counted=None)
+    if checked.failed:
+        raise BatchRejected([e.error for e in checked.failed])
+    return [r for _, _, r in _records(store, lambda: iter(items), recorded_at, checked.ranks) if isinstance(r, Record)]
 
 
 #: The ids of the sources and agents a batch has read so far, by (kind, key): what a later item's key names.
 Keyed = dict[tuple[str, str], str]
 
 
-def _resolve(store: GafStore, items: list[Item], recorded_at: datetime) -> tuple[list[Record], list[ItemError]]:
-    """Records from items: keys turned into ids, defaults filled, each checked.
+@dataclass
+class _Checked:
+    """What the first pass over an input keeps for the second: no records."""
 
-    Items are resolved in dependency order of kinds (agents, then sources, then
-    the rest), so a key always refers to a record already read.
+    read: int
+    #: how many records the second pass writes (before the cones it adds)
+    records: int
+    #: the ranks of kinds the input holds (``_kind_rank``), each one read of it
+    ranks: list[int]
+    #: each id the input points at and brings itself: the position of the first record bringing it
+    placed: dict[str, int]
+    #: the items refused, by index
+    failed: list[ItemError]
+    #: the closures given without their cone
+    lacking: set[str]
+
+
+def _check(store: GafStore, reread: Reread, recorded_at: datetime, *, ranks: list[int] | None,
+           counted: Callable[[int], None] | None) -> _Checked:  # fmt: skip
+    """The first pass: every item resolved and checked, and every reference found in the input
+    or the store, keeping only ids. ``ranks`` are the ranks of kinds the input holds when the
+    format tells (a CSV file holds claims alone), else found by the first read."""
+    present = set(ranks or ())
+    brought = _Brought()
+    wanted: set[str] = set()
+    closures: set[str] = set()
+    coned: set[str] = set()
+    failed: list[ItemError] = []
+    read = position = 0
+    for index, item, found in _records(store, reread, recorded_at, ranks, present):
+        read += 1
+        if counted and read % 1000 == 0:
+            counted(read)
+        if isinstance(found, GafError):
+            failed.append(ItemError(index, item.data.get("id") if "__error__" not in item.data else None, found))
+            continue
+        own = brought.add(found, position)
+        wanted.update(t for _, t in found.edges() if t not in own)
+        if isinstance(found, Closure):
+            closures.add(found.id)
+        elif isinstance(found, Cone):
+            coned.add(found.closure)
+        position += 1
+    if counted:
+        counted(read)
+    placed = brought.first_places(wanted)
+    outside = wanted - placed.keys()
+    missing = outside - store.exists(outside)
+    dangling = _pointing_at(store, reread, recorded_at, sorted(present), missing) if missing else []
+    return _Checked(read=read, records=position - len(dangling), ranks=sorted(present), placed=placed,
+                    failed=sorted(failed + dangling, key=lambda e: e.index), lacking=closures - coned)  # fmt: skip
+
+
+def _records(
+    store: GafStore, reread: Reread, recorded_at: datetime, ranks: list[int] | None, present: set[int] | None = None
+) -> Iterator[tuple[int, Item, Record | GafError]]:
+    """Each item of an input resolved to its record, or the error refusing it, with its index.
+
+    Items are resolved in dependency order of kinds — agents, then sources, then the rest,
+    each one read of the input — so a key always refers to a record already read. With
+    ``ranks`` None, the first read notes in ``present`` the ranks there are, and the reads
+    of ranks absent are skipped; every pass over the same input resolves it the same way.
     """
     keyed: Keyed = {}
-    origin: dict[str, int] = {}
-    records: list[Record] = []
-    errors: list[ItemError] = []
-    order = sorted(range(len(items)), key=lambda i: _kind_rank(items[i].data.get("kind")))
-    for index in order:
-        item = items[index]
-        try:
-            record = _resolve_one(store, item, keyed, recorded_at)
-        except GafError as exc:
-            errors.append(ItemError(index, item.data.get("id") if "__error__" not in item.data else None, exc))
+    for rank in (0, 1, 2):
+        if (rank not in ranks) if ranks is not None else (rank > 0 and present is not None and rank not in present):
             continue
-        records.append(record)
-        origin.setdefault(record.id, index)
-        key = getattr(record, "key", None)
-        if record.KIND in KEYED_KINDS and key:
-            keyed[(record.KIND, key)] = record.id
-    _check_stored_refs(store, records, items, origin, errors)
-    errors.sort(key=lambda e: e.index)
-    return records, errors
+        for index, item in enumerate(reread()):
+            its = _kind_rank(item.data.get("kind"))
+            if ranks is None and rank == 0 and present is not None:
+                present.add(its)
+            if its != rank:
+                continue
+            try:
+                record = _resolve_one(store, item, keyed, recorded_at)
+            except GafError as exc:
+                yield index, item, exc
+                continue
+            key = getattr(record, "key", None)
+            if record.KIND in KEYED_KINDS and key:
+                keyed[(record.KIND, key)] = record.id
+            yield index, item, record
+
+
+class _Brought:
+    """Where each id an input brings — its records and the records they imply — is first
+    brought, in 12 bytes an id: 64 bits of the id's hash and the position (32 bits) of the
+    record bringing it. Asked once, at the end, about the ids the input points at.
+
+    Two ids sharing those 64 bits (about one chance in 10^12 for a million records) would
+    let a reference to a missing id pass this check; the write still refuses it, checking
+    every reference inside its transaction."""
+
+    def __init__(self) -> None:
+        self._prints = array("Q")
+        self._places = array("I")  # positions below 2**32
+
+    def add(self, record: Record, position: int) -> set[str]:
+        """Note the ids a record brings, and return them."""
+        own = {record.id, *(r.id for r in record.implied())}
+        for rid in own:
+            self._prints.append(_fingerprint(rid))
+            self._places.append(position)
+        return own
+
+    def first_places(self, ids: set[str]) -> dict[str, int]:
+        """Of these ids, the ones brought, each with the first position bringing it (looked up 65 536
+        at a time, so the lookup adds a megabyte or two whatever the input's length)."""
+        if not ids or not self._prints:
+            return {}
+        asked = numpy.array(sorted({_fingerprint(i) for i in ids}), dtype=numpy.uint64)
+        named = {_fingerprint(i): i for i in ids}
+        prints = numpy.frombuffer(self._prints, dtype=numpy.uint64)
+        places = numpy.frombuffer(self._places, dtype=numpy.uint32)
+        out: dict[str, int] = {}
+        for start in range(0, len(prints), _LOOKUP):
+            chunk = prints[start : start + _LOOKUP]
+            slot = numpy.minimum(numpy.searchsorted(asked, chunk), len(asked) - 1)
+            hits = numpy.flatnonzero(asked[slot] == chunk)
+            for mark, place in zip(chunk[hits].tolist(), places[start + hits].tolist(), strict=True):
+                rid = named[mark]
+                out[rid] = min(place, out.get(rid, place))
+        return out
+
+
+#: How many fingerprints ``_Brought.first_places`` compares at once.
+_LOOKUP = 1 << 16
+
+
+def _fingerprint(record_id: str) -> int:
+    """The first 64 bits of an id's hash (ids are ``kind:`` and 64 hex digits)."""
+    return int(record_id[record_id.index(":") + 1 :][:16], 16)
+
+
+def _pointing_at(store: GafStore, reread: Reread, recorded_at: datetime, ranks: list[int], missing: set[str]) -> list[ItemError]:
+    """Each record of the input that points at an id neither in the input nor stored, refused
+    naming the first such reference (one more read, only when there are any)."""
+    # Not dangling(): direct references only; the write refuses what points at a refused record.
+    out: list[ItemError] = []
+    for index, item, found in _records(store, reread, recorded_at, ranks):
+        if isinstance(found, GafError):
+            continue
+        hit = next(((rel, t) for rel, t in found.edges() if t in missing), None)
+        if hit is not None:
+            rel, target = hit
+            out.append(ItemError(index, found.id, UnknownReference(f"{rel} points at {target}, which is not stored", where=item.where)))
+    return out
+
+
+def _to_write(store: GafStore, reread: Reread, recorded_at: datetime, checked: _Checked, lacking: list[Closure]) -> Iterator[tuple[int, Record]]:
+    """The second pass: each record to write with its position in the first, resolved again
+    the same way; the closures given without a cone are set aside in ``lacking``."""
+    refused = {e.index for e in checked.failed}
+    position = -1
+    for index, item, found in _records(store, reread, recorded_at, checked.ranks):
+        if isinstance(found, GafError):
+            if index in refused:
+                continue
+            raise found  # the store changed under the ingest (a key another writer has since made ambiguous)
+        position += 1
+        if index in refused:
+            continue
+        if found.id in checked.lacking:
+            lacking.append(found)  # type: ignore[arg-type]  # lacking holds closure ids only
+        yield position, found
+
+
+def _batches(records: Iterable[tuple[int, Record]], placed: dict[str, int], size: int) -> Iterator[list[Record]]:
+    """Records in batches of ``size`` in the order read, but for those pointing at a record the
+    input brings later, or at one so held back: they are held back, and written last, each
+    after the records it points at. An input in dependency order is written holding one
+    batch; only its forward references are held."""
+    held: list[Record] = []
+    holding: set[str] = set()
+    batch: list[Record] = []
+    for position, record in records:
+        if any(placed.get(t, -1) > position or t in holding for _, t in record.edges()):
+            held.append(record)
+            holding.update([record.id, *(r.id for r in record.implied())])
+            continue
+        batch.append(record)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    rest = batch + _dependency_order(held)
+    for start in range(0, len(rest), size):
+        yield rest[start : start + size]
 
 
 def _kind_rank(kind: Any) -> int:
@@ -566,23 +886,6 @@ def resolve_key(store: GafStore, value: Any, kinds: tuple[str, ...], keyed: Keye
             hint="declare it before the claims that use it, or use an id",
         )
     return found.pop()
-
-
-def _check_stored_refs(
-    store: GafStore, records: list[Record], items: list[Item], origin: dict[str, int], errors: list[ItemError]
-) -> None:
-    """Refuse, before writing, records pointing at ids neither in the input nor stored."""
-    # Not dangling(): direct references only, over the whole input before it is cut into batches; put refuses the rest.
-    in_input = {r.id for r in records} | {i.id for r in records for i in r.implied()}
-    wanted = {t for r in records for _, t in r.edges()} - in_input
-    missing = wanted - store.exists(wanted)
-    for record in [r for r in records if any(t in missing for _, t in r.edges())]:
-        rel, target = next((rel, t) for rel, t in record.edges() if t in missing)
-        index = origin[record.id]
-        records.remove(record)
-        errors.append(
-            ItemError(index, record.id, UnknownReference(f"{rel} points at {target}, which is not stored", where=items[index].where))
-        )
 
 
 def _dependency_order(records: list[Record]) -> list[Record]:

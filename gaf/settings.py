@@ -17,7 +17,7 @@ start-up. A value that does not parse is refused here, naming the variable.
 | GAF_SIGNING_KEY | ``signing_key``: the Ed25519 seed closures are signed with (gaf.signing.private_key parses it) | unsigned |
 | GAF_VERIFY_KEY | ``verify_key``: the public key ``gaf verify`` requires on every closure (gaf.signing.public_key) | none |
 | GAF_MAX_RECORD_BYTES | ``max_record_bytes``: the largest record's canonical JSON (and JSONL line) | 1 MiB |
-| GAF_MAX_INPUT_BYTES | ``max_input_bytes``: the largest input file (claims, policy, rules) | 256 MiB |
+| GAF_MAX_INPUT_BYTES | ``max_input_bytes``: the largest input file read whole (policy, rules; ingest streams) | 256 MiB |
 | COLUMNS | ``columns``: the width the command line's tables and messages wrap at when its output is not a terminal (piped, they are not wrapped) | the terminal's width; none when piped |
 | GAF_CACHE_MB | ``cache_mb``: the embedded store's page cache (LadybugDB's buffer pool), in MiB, at least 64; it also bounds a query's working memory | LadybugDB's: 80% of the machine's memory, filled as pages are read |
 

@@ -131,3 +131,14 @@ def test_the_built_impact_benchmark_builds_through_gaf_and_checks_reach_and_conf
     monkeypatch.setattr(bench.built, "baseline_reach", lambda store, claims: set(sorted(shipped(store, claims))[1:]))
     with pytest.raises(SystemExit, match="reach and its baseline disagree"):
         bench.built.main(tiny)
+
+
+def test_the_ingest_memory_benchmark_runs_gaf_ingest_as_a_child_and_records_its_peak_and_the_pool_cap(tmp_path):
+    from bench import ingest_memory
+
+    out = tmp_path / "memory.json"
+    assert ingest_memory.main(["--sizes", "30", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    (row,) = doc["sizes"]
+    assert doc["cache_mb"] == 128 and row["ladybug"]["report"]["written"] == 30 + 240  # the claims, the agents and sources
+    assert row["ladybug"]["peak_rss_mb"] > 0 and len(doc["machine"]["load_before"]) == 3

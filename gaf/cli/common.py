@@ -9,6 +9,7 @@ import inspect
 import json
 import re
 import sys
+import time
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from datetime import datetime, timezone
@@ -307,6 +308,59 @@ def progress_bar(quiet: bool) -> Progress:
         disable=quiet or not err.is_terminal,
         transient=True,
     )
+
+
+#: How long work runs before its progress is shown, and how often a log (stderr not a terminal) is told it.
+PROGRESS_AFTER = 1.0
+PROGRESS_EVERY = 10.0
+
+
+class Ticker:
+    """Progress of long work on stderr, with counts and rate: ``tick(phase, done, total)``.
+
+    Nothing for the first second, so a quick command prints nothing; then, on a terminal,
+    one line redrawn in place, and elsewhere (a log) a line every ten seconds and the
+    last counts at the end. Never on stdout, so --json stays clean; --quiet shows none.
+    """
+
+    def __init__(self, what: str, *, quiet: bool = False, clock: Callable[[], float] = time.monotonic):
+        self.what, self.quiet, self.clock = what, quiet, clock
+        self.started = self.phase_started = clock()
+        self.phase, self.done, self.total = "", 0, None  # type: tuple[str, int, int | None]
+        self._live: Progress | None = None
+        self._told: float | None = None
+        self._printed: tuple[str, int] | None = None  # the phase and count a log was last told
+
+    def __call__(self, phase: str, done: int, total: int | None = None) -> None:
+        now = self.clock()
+        if phase != self.phase:
+            self.phase, self.phase_started, self._told = phase, now, None
+        self.done, self.total = done, total
+        if self.quiet or now - self.started < PROGRESS_AFTER:
+            return
+        if err.is_terminal:
+            if self._live is None:
+                self._live = Progress(TextColumn("{task.description}"), BarColumn(), console=err, transient=True)
+                self._live.start()
+                self._live.add_task("", total=None)
+            self._live.update(self._live.task_ids[0], description=self.line(now), completed=done, total=total)
+        elif self._told is None or now - self._told >= PROGRESS_EVERY:
+            sys.stderr.write(self.line(now) + "\n")
+            self._told, self._printed = now, (self.phase, done)
+
+    def line(self, now: float) -> str:
+        rate = self.done / max(now - self.phase_started, 1e-3)
+        count = f"{self.done:,}" if self.total is None else f"{self.done:,}/{self.total:,}"
+        return f"{self.what}: {self.phase} {count} ({rate:,.0f}/s)"
+
+    def __enter__(self) -> Ticker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.stop()
+        elif self._printed is not None and self._printed != (self.phase, self.done):
+            sys.stderr.write(self.line(self.clock()) + "\n")  # a log's last word: the final counts
 
 
 #: How many rows a table for people shows; --format json, ndjson or csv give all of them.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
-
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -27,6 +27,7 @@ from gaf.cli.common import (
     open_store,
     parse_time,
     out,
+    Ticker,
     progress_bar,
     records_table,
     settings,
@@ -76,39 +77,54 @@ def schema(
     print(json.dumps(data, indent=2))
 
 
+#: How many of the records an ingest wrote its table shows (the counts are whole).
+SHOWN = 50
+
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress on stderr.")]
+
+
 @command(app)
 def ingest(
-    path: Annotated[Path, typer.Argument(help="A .jsonl, .csv or .yaml file of claims, sources and agents.")],
+    path: Annotated[str, typer.Argument(help="A .jsonl, .csv or .yaml file of claims, sources and agents; - reads stdin.")],
+    fmt: Annotated[Optional[str], typer.Option("--format", help="jsonl, csv or yaml: needed for -, else from the suffix.")] = None,
     store: StoreOpt = None,
     best_effort: Annotated[bool, typer.Option("--best-effort", help="Write the good items and report the bad ones.")] = False,
     batch_size: Annotated[int, typer.Option(help="Records per write transaction.", min=1)] = 2000,
     at: AtOpt = None,
+    quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Validate a claims file, then append its records to the store.
 
     Nothing is written if any line is bad (unless --best-effort); every bad line is
-    reported with its number. Ingesting the same file again is a no-op.
+    reported with its number. The file is read twice (checked, then written), never
+    held whole; stdin is copied to a temporary file first. Ingesting the same file
+    again is a no-op. Progress goes to stderr once it runs longer than a second.
 
     [b]Examples[/b]
 
       gaf ingest examples/rent/claims.yaml
       gaf ingest claims.jsonl --best-effort --json
+      export-claims | gaf ingest - --format jsonl
       gaf ingest export.csv --store neo4j://localhost:7687
     """
-    now = parse_time(at)
-    with open_store(store) as s, progress_bar(as_json) as bar:
-        task = bar.add_task(f"ingesting {path.name}", total=None)
+    stdin = path == "-"
+    name = "<stdin>" if stdin else path
+    with open_store(store) as s, Ticker(f"ingest {name}", quiet=quiet) as tick:
         report = ingest_records(
             s,
-            path,
-            recorded_at=now,
+            sys.stdin.buffer if stdin else Path(path),
+            recorded_at=parse_time(at),
             mode="best_effort" if best_effort else "atomic",
+            fmt=fmt,
+            name=name,
             batch_size=batch_size,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
+            checking=lambda done: tick("checked", done),
+            progress=lambda done, total: tick("written", done, total),
+            keep_ids=SHOWN,
         )
         written = s.get_many(report.write.written)
-        data = {"file": str(path), "store": shown(s), **report.to_dict()}
+        data = {"file": name, "store": shown(s), **report.to_dict()}
     emit(as_json, data, lambda: _print_ingest(data, [written[i] for i in report.write.written]))
     if report.write.failed:
         raise typer.Exit(ExitCode.BAD_INPUT)
@@ -124,7 +140,7 @@ def _print_ingest(data: dict[str, Any], written: list[Record]) -> None:
     for failure in data["failed"]:
         err.print(f"  - {failure['where'] or failure['index']}: {failure['what']}", highlight=False)
     if written:
-        out.print(records_table(written))
+        out.print(records_table(written, total=data["written"]))
 
 
 @command(app)
