@@ -29,6 +29,7 @@ def _docs_sessions():
     spec = importlib.util.spec_from_file_location("docs_sessions", ROOT / "scripts" / "docs_sessions.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
