@@ -151,8 +151,9 @@ def regenerate(page: Path) -> tuple[str, list[Drift]]:
     that changed."""
     doc = page.read_text()
     steps = walkthrough(doc)
-    with scratch_like(SESSIONS[str(page.relative_to(ROOT))]) as scratch:
-        printed = run_in_one_shell([s.commands for s in steps], ROOT, scratch, SESSIONS[str(page.relative_to(ROOT))])
+    doc_scratch = SESSIONS[page.relative_to(ROOT).as_posix()]
+    with scratch_like(doc_scratch) as scratch:
+        printed = run_in_one_shell([s.commands for s in steps], ROOT, scratch, doc_scratch)
     pieces, drifts, at = [], [], 0
     for step, got in zip(steps, printed):
         if step.span is None or step.shown is None:
@@ -176,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     drifted = False
     for name in args.pages:
         page = (ROOT / name).resolve()
-        if str(page.relative_to(ROOT)) not in SESSIONS:
+        if not page.is_relative_to(ROOT) or page.relative_to(ROOT).as_posix() not in SESSIONS:
             parser.error(f"{name} is not a page made by running it (those are {', '.join(SESSIONS)})")
         text, drifts = regenerate(page)
         for drift in drifts:
