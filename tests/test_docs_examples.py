@@ -4,11 +4,14 @@ A figure or an output written into the docs comes from a real run, and a run of 
 same commands on today's code must give it again: otherwise the docs describe a gaf
 that no longer exists. This runs the shell examples of docs/projection.md that show
 their output — the refused inputs and the completeness "last day" example, each of
-which makes a store of its own — in a copy of examples/rent, on the embedded store.
+which makes a store of its own — in a copy of examples/rent, on the embedded store; the
+walkthrough of docs/prov-mapping.md; and the sessions of docs/cli.md and docs/tutorial.md,
+which scripts/docs_sessions.py writes and these tests re-run.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -19,13 +22,26 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _docs_sessions():
+    """scripts/docs_sessions.py as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("docs_sessions", ROOT / "scripts" / "docs_sessions.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+docs_sessions = _docs_sessions()
+FENCE = docs_sessions.FENCE
+page_walkthrough = docs_sessions.page_walkthrough
+run_in_one_shell = docs_sessions.run_in_one_shell
+
 PROJECTION_DOC = ROOT / "docs" / "projection.md"
 #: The scratch directory the page's examples write to; the test writes to tmp_path instead.
 DOC_SCRATCH = "/tmp/gaf-projection"
-#: The terminal width the docs' outputs were made at (rich wraps at it).
-COLUMNS = "100"
-
-FENCE = re.compile(r"^```(\S*)\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
 HEADING = re.compile(r"^## (.+)$", re.MULTILINE)
 
 
@@ -48,37 +64,7 @@ def shown_examples(doc: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def run_in_one_shell(blocks: list[str], cwd: Path, scratch: Path, doc_scratch: str = DOC_SCRATCH) -> list[str]:
-    """Run the blocks one after another in one sh, as a reader pasting them would; each one's
-    output, with the scratch directory written as the page writes it (``doc_scratch``)."""
-    script = [f'gaf() {{ "{sys.executable}" -m gaf "$@"; }}', f'python() {{ "{sys.executable}" "$@"; }}']
-    outputs = [scratch / f"output-{n}.txt" for n in range(len(blocks))]
-    for n, (block, output) in enumerate(zip(blocks, outputs)):
-        (scratch / f"block-{n}.sh").write_text(block.replace(doc_scratch, str(scratch)))
-        script.append(f'. "{scratch}/block-{n}.sh" > "{output}" 2>&1')
-    env = {k: v for k, v in os.environ.items() if k not in ("GAF_STORE", "NEO4J_URI")}
-    env["COLUMNS"] = COLUMNS
-    env["PYTHONPATH"] = str(ROOT)
-    subprocess.run(["sh", "-c", "\n".join(script)], cwd=cwd, env=env, check=True, timeout=600)
-    return [output.read_text().replace(str(scratch), doc_scratch) for output in outputs]
-
-
 PROV_DOC = ROOT / "docs" / "prov-mapping.md"
-
-
-def page_walkthrough(doc: str) -> list[tuple[str, str | None]]:
-    """Every sh block of a page that reads as one session, in order, each with the output
-    block that follows it directly (plain, json or turtle), or None where it shows none."""
-    fences = list(FENCE.finditer(doc))
-    out: list[tuple[str, str | None]] = []
-    for n, block in enumerate(fences):
-        if block.group(1) != "sh":
-            continue
-        following = fences[n + 1] if n + 1 < len(fences) else None
-        shown = (following is not None and following.group(1) in ("", "json", "turtle")
-                 and not doc[block.end():following.start()].strip())  # fmt: skip
-        out.append((block.group(2), following.group(2) if shown and following is not None else None))
-    return out
 
 
 def test_the_prov_mapping_walkthrough_prints_what_the_page_says(tmp_path: Path) -> None:
@@ -104,7 +90,7 @@ def test_projection_doc_examples_print_what_the_doc_says(tmp_path: Path) -> None
     shutil.copytree(ROOT / "examples" / "rent", rent)
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    printed = run_in_one_shell([commands for commands, _ in examples], rent, scratch)
+    printed = run_in_one_shell([commands for commands, _ in examples], rent, scratch, DOC_SCRATCH)
     for (commands, documented), got in zip(examples, printed):
         assert got == documented, f"docs/projection.md shows another output for:\n{commands}"
 
@@ -162,3 +148,17 @@ def test_the_rule_language_examples_print_what_the_docs_say(page: Path, sections
         run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stderr
         assert run.stdout == documented, f"{page.name} shows another output for:\n{code}"
+
+
+@pytest.mark.parametrize("page", sorted(docs_sessions.SESSIONS), ids=lambda page: Path(page).stem)
+def test_the_cli_and_tutorial_pages_regenerate_byte_for_byte(page: str) -> None:
+    """docs/cli.md and docs/tutorial.md are one shell session each, every write with its
+    `--at`: run again from a fresh store, every output block they show — ids, tables, JSON,
+    errors, the `store:` lines — is what the session prints, byte for byte."""
+    if shutil.which("jq") is None:
+        pytest.skip(reason="the pages pick ids out of --json with jq, which is not installed")
+    path = ROOT / page
+    shown = [step for step in docs_sessions.walkthrough(path.read_text()) if step.shown is not None]
+    assert len(shown) >= 10, f"the session's outputs were not found in {page}"
+    _, drifts = docs_sessions.regenerate(path)
+    assert not drifts, "\n\n".join(map(str, drifts)) + f"\n\n`python scripts/docs_sessions.py {page}` writes what it prints"
