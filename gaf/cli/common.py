@@ -63,20 +63,20 @@ def _flags_without_placeholder(command: Any, ctx: Any) -> None:
             param.metavar = ""
 
 
-class Command(typer.core.TyperCommand):
+class _PlainFlags:
+    """Help with flags shown without a value placeholder, for commands and groups alike."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _flags_without_placeholder(self, ctx)
+        super().format_help(ctx, formatter)  # type: ignore[misc]
+
+
+class Command(_PlainFlags, typer.core.TyperCommand):
     """A gaf command: typer's, with flags shown without a value placeholder."""
 
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        _flags_without_placeholder(self, ctx)
-        super().format_help(ctx, formatter)
 
-
-class Group(typer.core.TyperGroup):
+class Group(_PlainFlags, typer.core.TyperGroup):
     """A gaf command group: typer's, with flags shown without a value placeholder."""
-
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        _flags_without_placeholder(self, ctx)
-        super().format_help(ctx, formatter)
 
 
 def group(help: str) -> typer.Typer:
@@ -405,12 +405,12 @@ def rows_table(rows: list[dict[str, Any]], columns: tuple[str, ...], *, title: s
     keeps its width, so ``closure:8cceb8f8d011…`` is never cut to ``closure:06…``); a value that
     is a whole id is shown as its prefix."""
     t = Table(title=title)
-    shown = [{c: _cell(r.get(c, "")) for c in columns} for r in rows]
+    cells = [{c: _cell(r.get(c, "")) for c in columns} for r in rows]
     for col in columns:
-        width = max((len(r[col]) for r in shown), default=0)
-        is_id = bool(shown) and all(not r[col] or ID_PREFIX.fullmatch(r[col]) for r in shown)
+        width = max((len(r[col]) for r in cells), default=0)
+        is_id = bool(cells) and all(not r[col] or ID_PREFIX.fullmatch(r[col]) for r in cells)
         t.add_column(col, no_wrap=is_id, min_width=width if is_id else None, overflow="fold")
-    for r in shown:
+    for r in cells:
         t.add_row(*(r[c] for c in columns))
     return t
 

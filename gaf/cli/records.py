@@ -182,14 +182,14 @@ def list_(
       gaf list source --json
       gaf list claim --format ndjson | jq -r .id
     """
-    record_type(kind)
+    cls = record_type(kind)
     shape = chosen_format(as_json, fmt)
     with open_store(store, read_only=True) as s:
         if shape is Format.table:
             records = list(itertools.islice(s.records(kind), TABLE_ROWS + 1))
-            out.print(records_table(records, limit=TABLE_ROWS, total=s.count(record_type(kind))))
+            out.print(records_table(records, limit=TABLE_ROWS, total=s.count(cls)))
         else:
-            fields = ["kind", "id", *(f for f in record_type(kind).model_fields if f not in ("kind", "id"))]
+            fields = ["kind", "id", *(f for f in cls.model_fields if f not in ("kind", "id"))]
             emit_rows(shape, (r.to_json() for r in s.records(kind)), lambda rows: None, columns=fields)
 
 
