@@ -57,9 +57,11 @@ def verify(store: GafStore, *, verify_key: str | None = None, progress: Callable
     closures: dict[str, Closure] = {}
     cones: dict[str, list[Cone]] = {}
     for kind, cls in sorted(RECORD_TYPES.items()):
-        for row in store.stored_nodes(kind):
+        rows = store.stored_nodes(kind)
+        held = store.held_members(rows)
+        for row in rows:
             report.checked += 1
-            record = _check_body(row, report)
+            record = _check_body(row, held.get(row["id"]), report)
             if record is None:
                 continue
             stored = {c: row[c] for c in cls.COLUMNS}
@@ -81,9 +83,11 @@ def verify(store: GafStore, *, verify_key: str | None = None, progress: Callable
     return report
 
 
-def _check_body(row: dict[str, Any], report: VerifyReport) -> Record | None:
+def _check_body(row: dict[str, Any], members: dict[str, list[str]] | None, report: VerifyReport) -> Record | None:
+    """The record a node holds (its member lists read from its relationships), or None with the
+    discrepancy said: a member relationship added or removed changes the record, so its id."""
     try:
-        return parse_body(row["body"], row["id"])
+        return parse_body(row["body"], row["id"], members)
     except GafError as exc:
         report.discrepancies.append(Discrepancy(row["id"], f"the stored record does not match its id: {exc.what}"))
     except (ValueError, TypeError) as exc:

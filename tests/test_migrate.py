@@ -3,7 +3,7 @@ cone recorded, replay and verify as before, and impact's reach the same through 
 
 The old store is tests/fixtures/legacy-v1/rent.jsonl: every record (with its written_at)
 of the rent story (examples/rent/story.sh) as gaf at commit fe049df wrote it — before
-cones and schema versions existed — and rent-answers.json, what that gaf's own `verify`
+cones and schema versions existed, member lists kept in the body — and rent-answers.json, what that gaf's own `verify`
 and `replay` answered on it. Loading it writes the same records at the same times; a
 store of that gaf had no version stamp, so the stamp a store gets when it is created
 is removed through the raw database (the store has no delete).
@@ -70,6 +70,11 @@ def load_legacy(store: GafStore, name: str = "rent") -> dict[str, Record]:
     for rid in order:
         store.put([records[rid]], at=to_instant(written[rid]))
     store._write(lambda tx: tx.run("MATCH (s:SchemaVersion) DELETE s"))  # the old gaf wrote no stamp
+    # The old gaf kept member lists in the body (schema 4 leaves them to the relationships).
+    whole = [{"id": r.id, "label": r.LABEL, "body": r.body.decode()} for r in records.values() if r.stored_body != r.body]
+    assert {w["label"] for w in whole} >= {"GAF", "Decision"}
+    for w in whole:
+        store._write(lambda tx, w=w: tx.run(f"MATCH (n:{w['label']} {{id: $id}}) SET n.body = $body", w))
     stamped = {r["id"]: r["w"] for cls in RECORD_TYPES.values() for r in store.read(f"MATCH (n:{cls.LABEL}) RETURN n.id AS id, n.written_at AS w")}
     assert stamped == written
     return records

@@ -121,8 +121,14 @@ class Record(Value):
     #: a record about the store itself (its schema version), not of the chain: checked by
     #: verify, but neither counted among the store's records nor exported as provenance
     ABOUT_THE_STORE: ClassVar[bool] = False
+    #: reference lists that grow with the ledger (a GAF's facts, a decision's accepted facts),
+    #: which the stored body leaves to the record's relationships (``stored_body``): the node
+    #: stays under the size limit however many members there are. The id still hashes the
+    #: whole record, lists included, so it means what it always meant.
+    MEMBERS: ClassVar[frozenset[str]] = frozenset()
 
     _body: bytes = PrivateAttr(default=b"")
+    _stored: bytes | None = PrivateAttr(default=None)
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -134,6 +140,8 @@ class Record(Value):
         clash = RESERVED_PROPERTIES & (set(cls.model_fields) - {"id", "kind"})
         if clash:
             raise TypeError(f"{cls.__name__} uses reserved property names {sorted(clash)}")
+        if stray := cls.MEMBERS - cls.REFS.keys():
+            raise TypeError(f"{cls.__name__} holds {sorted(stray)} as relationships, but they are not references")
         cls.COLUMNS = {
             name: column
             for name, field in cls.model_fields.items()
@@ -165,10 +173,13 @@ class Record(Value):
         body = {"kind": self.KIND, **self.model_dump(mode="json", exclude={"id", "kind"}, exclude_defaults=True)}
         self._check_refs()
         self._body = canonical_json(body)
+        held = [name for name in sorted(self.MEMBERS) if _held(body.get(name))]
+        if held:
+            self._stored = canonical_json({k: v for k, v in body.items() if k not in held})
         limit = max_record_bytes()
-        if len(self._body) > limit:
+        if len(self.stored_body) > limit:
             raise PayloadTooLarge(
-                f"{self.KIND} record is {len(self._body)} bytes, over the limit of {limit}",
+                f"{self.KIND} record is {len(self.stored_body)} bytes, over the limit of {limit}",
                 hint="split the payload, or raise GAF_MAX_RECORD_BYTES",
             )
         identity = self._body
@@ -191,8 +202,15 @@ class Record(Value):
 
     @property
     def body(self) -> bytes:
-        """The canonical JSON of the whole record (what the store keeps)."""
+        """The canonical JSON of the whole record."""
         return self._body
+
+    @property
+    def stored_body(self) -> bytes:
+        """What the store keeps on the record's node: the whole record, but for the ``MEMBERS``
+        lists, which its relationships hold (a store reads them back from there, sorted —
+        so only a list that is a sorted set of ids is left out; any other stays in the body)."""
+        return self._body if self._stored is None else self._stored
 
     def props(self) -> dict[str, Any]:
         """The scalar fields copied onto the graph node, in their JSON spelling."""
@@ -220,6 +238,12 @@ class Record(Value):
     def to_json(self) -> dict[str, Any]:
         """The record as a JSON object, with its kind and id."""
         return {"kind": self.KIND, "id": self.id, **self.model_dump(mode="json", exclude={"id", "kind"}, exclude_none=True)}
+
+
+def _held(value: Any) -> bool:
+    """Whether a member list can be left to the relationships: a non-empty, strictly sorted list of
+    ids, which is what reading the relationships back in id order gives."""
+    return isinstance(value, list) and bool(value) and all(a < b for a, b in zip(value, value[1:]))
 
 
 def _as_list(value: Any) -> list[str]:

@@ -228,6 +228,7 @@ class Decision(Record):
     LABEL: ClassVar[str] = "Decision"
     TIME_FIELD: ClassVar = "decided_at"
     REFS: ClassVar = {"reviewer": ("DECIDED_BY", ("agent",)), "accepted": ("ACCEPTED", ("fact",))}
+    MEMBERS: ClassVar = frozenset({"accepted"})
 
     reviewer: Ref
     decided_at: Instant
@@ -249,6 +250,7 @@ class GAF(Record):
         "unresolved": ("LEAVES_UNRESOLVED", ("proposition",)),
         "rejected": ("REJECTS", ("proposition",)),
     }
+    MEMBERS: ClassVar = frozenset({"facts", "derivations", "unresolved", "rejected"})
 
     projection: Ref
     facts: list[Ref] = []

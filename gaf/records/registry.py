@@ -71,9 +71,11 @@ def parse_record(data: Any, *, where: str | None = None, kind: str | None = None
         raise
 
 
-def parse_body(body: str | bytes, record_id: str) -> Record:
-    """Read a stored body back into its record, checking it still matches its id."""
-    return parse_record(json.loads(body) | {"id": record_id}, where=record_id)
+def parse_body(body: str | bytes, record_id: str, members: dict[str, list[str]] | None = None) -> Record:
+    """Read a stored body back into its record, checking it still matches its id. ``members``
+    are the member lists the body leaves to the record's relationships (``Record.stored_body``),
+    as the store read them back."""
+    return parse_record(json.loads(body) | (members or {}) | {"id": record_id}, where=record_id)
 
 
 def _describe(exc: ValidationError, kind: str) -> str:

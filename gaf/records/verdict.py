@@ -177,6 +177,7 @@ class Closure(Record):
         "supersedes": ("SUPERSEDES", ("closure",)),
         "excluded": ("LISTS_EXCLUSION", ("exclusion",)),
     }
+    MEMBERS: ClassVar = frozenset({"excluded"})
 
     question: Text
     purpose: Text = ""

@@ -387,7 +387,8 @@ def _node_row(record: Record) -> dict[str, Any]:
     or None for ``_create`` to fill in."""
     own = record.time()
     written = format_instant(own) if own is not None else None
-    return {"id": record.id, "kind": record.KIND, "body": record.body.decode("utf-8"), "written_at": written, **record.props()}
+    body = record.stored_body.decode("utf-8")  # member lists are the relationships written beside it
+    return {"id": record.id, "kind": record.KIND, "body": body, "written_at": written, **record.props()}
 
 
 # ---------------------------------------------------------------------- the Cypher, built once per label

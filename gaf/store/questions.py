@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import abc
 import functools
+import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -75,7 +76,7 @@ class Questions(abc.ABC):
         typed, or UnknownReference naming what is missing (or what the id is instead).
         """
         rows = self._rows(_GET[label_of(kind_of(record_id))], {"id": record_id})
-        record = parse_body(rows[0]["body"], record_id) if rows else None
+        record = self._parsed([{"id": record_id, "body": rows[0]["body"]}])[0] if rows else None
         if kind is None:
             return record
         return _typed(record, record_id, kind, self.location)
@@ -95,8 +96,7 @@ class Questions(abc.ABC):
         out: dict[str, Record] = {}
         for label, group in _by_label(wanted).items():
             for chunk in chunks(group, STATEMENT_ROWS):
-                for row in self._rows(_GET_MANY[label], {"ids": list(chunk)}):
-                    out[row["id"]] = parse_body(row["body"], row["id"])
+                out.update((r.id, r) for r in self._parsed(self._rows(_GET_MANY[label], {"ids": list(chunk)})))
         if kind is None:
             return out
         return {rid: _typed(out.get(rid), rid, kind, self.location) for rid in wanted}
@@ -137,7 +137,34 @@ class Questions(abc.ABC):
         conditions = " AND ".join(f"n.{name} = $p_{name}" for name in sorted(where))
         cypher = f"MATCH (n:{cls.LABEL}) {'WHERE ' + conditions if conditions else ''} RETURN n.id AS id, n.body AS body ORDER BY n.id"
         params = {f"p_{name}": value for name, value in where.items()}
-        return [parse_body(row["body"], row["id"]) for row in self._rows(cypher, params)]
+        return self._parsed(self._rows(cypher, params))
+
+    def held_members(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, list[str]]]:
+        """For stored (id, body) rows, the member lists each body leaves to its relationships
+        (``Record.stored_body``), read back in id order: record id -> field -> member ids. A
+        body that still holds a list (written by a gaf before schema version 4, or a list that
+        is not a sorted set) is read as it is."""
+        wanting: dict[tuple[type[Record], str], list[str]] = defaultdict(list)
+        for row in rows:
+            cls = RECORD_TYPES[kind_of(row["id"])]
+            if cls.MEMBERS:
+                body = json.loads(row["body"])
+                for name in sorted(cls.MEMBERS - body.keys()):
+                    wanting[(cls, name)].append(row["id"])
+        held: dict[str, dict[str, list[str]]] = defaultdict(dict)
+        for (cls, name), ids in wanting.items():
+            for rid in ids:
+                held[rid][name] = []
+            for statement in _MEMBERS[(cls.KIND, name)]:
+                for chunk in chunks(ids, STATEMENT_ROWS):
+                    for row in self._rows(statement, {"ids": list(chunk)}):
+                        held[row["id"]][name].append(row["member"])
+        return {rid: {name: sorted(found) for name, found in fields.items()} for rid, fields in held.items()}
+
+    def _parsed(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:
+        """Records from stored (id, body) rows, in the rows' order, with their member lists."""
+        held = self.held_members(rows)
+        return [parse_body(row["body"], row["id"], held.get(row["id"])) for row in rows]
 
     def resolve_id(self, text: str, kinds: Sequence[str] = ()) -> str:
         """The stored record an id as a person types it names: a whole id, or a unique prefix of
@@ -519,6 +546,13 @@ _EXISTING = {label: f"UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN n.id A
 _GET = {label: f"MATCH (n:{label} {{id: $id}}) RETURN n.body AS body" for label in _LABELS}
 # The stored bodies of several records.
 _GET_MANY = {label: f"UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN n.id AS id, n.body AS body" for label in _LABELS}
+# The members of some records' member lists (``Record.MEMBERS``), one statement per field and
+# target label: the relationship the field is written as, from each record to each member.
+_MEMBERS = {
+    (cls.KIND, name): [f"UNWIND $ids AS i MATCH (n:{cls.LABEL} {{id: i}})-[:{rel}]->(m:{label_of(kind)}) "
+                       "RETURN n.id AS id, m.id AS member" for kind in kinds]
+    for cls in RECORD_TYPES.values() for name in sorted(cls.MEMBERS) for rel, kinds in [cls.REFS[name]]
+}  # fmt: skip
 # Every id of one label, in order.
 _IDS = {label: f"MATCH (n:{label}) RETURN n.id AS id ORDER BY id" for label in _LABELS}
 #: how many candidates an ambiguous id prefix lists (one more is read, to know there are more)

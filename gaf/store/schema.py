@@ -22,12 +22,20 @@ from gaf.records import RECORD_TYPES, Record
 #: 3. units and actions that follow the facts: the columns ``Proposition.unit``,
 #:    ``Action.unit``, ``Action.tops_up`` and ``Grant.unit`` (and the ``TOPS_UP``
 #:    relationship). Nothing to backfill: records made before have none; the embedded
-#:    store adds the columns when it is opened for writing (``gaf migrate`` does).
-SCHEMA_VERSION = 3
+#:    store adds the columns when it is opened for writing (``gaf migrate`` does);
+#: 4. member lists held by relationships only: a GAF's facts, derivations, unresolved and
+#:    rejected propositions, a decision's accepted facts and a closure's exclusions
+#:    (``Record.MEMBERS``) are left out of the node's body and read back from the
+#:    relationships that were always written beside it, so a node stays under the record
+#:    size limit however large the GAF. Ids hash the whole record as before. Nothing to
+#:    rewrite: a body that still holds its lists (written before) is read as it is.
+SCHEMA_VERSION = 4
 #: The first version in which every closure has its cone recorded.
 CONES_RECORDED = 2
 #: The first version whose stored shape has units and top-ups.
 UNITS_RECORDED = 3
+#: The first version whose nodes may leave their member lists to their relationships.
+MEMBERS_HELD = 4
 
 #: Node properties that Cypher filters on often enough to deserve an index.
 INDEXED: dict[str, tuple[str, ...]] = {
