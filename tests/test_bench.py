@@ -142,3 +142,14 @@ def test_the_ingest_memory_benchmark_runs_gaf_ingest_as_a_child_and_records_its_
     (row,) = doc["sizes"]
     assert doc["cache_mb"] == 128 and row["ladybug"]["report"]["written"] == 30 + 240  # the claims, the agents and sources
     assert row["ladybug"]["peak_rss_mb"] > 0 and len(doc["machine"]["load_before"]) == 3
+
+
+def test_the_members_benchmark_reads_every_fact_back_and_reports_nodes_smaller_than_the_whole_records(tmp_path):
+    from bench import members
+
+    out = tmp_path / "members.json"
+    assert members.main(["--facts", "40", "--excluded", "4", "--cache-mb", "128", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["ok"] and doc["checks"]["facts in the GAF read back"] == 40 and doc["checks"]["exclusions listed by the closure"] == 4
+    for kind in ("gaf", "decision", "closure"):
+        assert doc["bytes"][kind]["stored"] < doc["bytes"][kind]["whole"], kind
