@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from gaf.errors import GafError, InvalidRecord, PolicyConflict, RuleError, UnestablishedPredicate, UnknownPolicy
+from gaf.errors import BatchRejected, GafError, InvalidRecord, PolicyConflict, RuleError, UnestablishedPredicate, UnknownPolicy
 from gaf.ledger import Keyed, load_yaml, read_text, resolve_key, yaml_plain
 from gaf.projection import established_predicates
 from gaf.records import ActionPolicy, Projection, RatifiedPolicy, VerdictRules
@@ -249,7 +249,15 @@ def publish(store: GafStore, policy: V, *, at: datetime) -> V:
                 hint=f"publish the change as a revision: version {latest_version(store, policy.name, policy.KIND) + 1}",
             )
         return other
-    store.put([policy], at=at)
+    try:
+        store.put([policy], at=at)
+    except BatchRejected as exc:
+        # Another writer published other content under this name@version since the question
+        # above: the store refused this one in its transaction (on Neo4j, by its constraint).
+        conflicts = [e for e in exc.errors if isinstance(e, PolicyConflict)]
+        if conflicts:
+            raise conflicts[0] from None
+        raise
     return policy
 
 

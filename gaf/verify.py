@@ -59,6 +59,7 @@ def verify(store: GafStore, *, verify_key: str | None = None, progress: Callable
     for kind, cls in sorted(RECORD_TYPES.items()):
         rows = store.stored_nodes(kind)
         held = store.held_members(rows)
+        _check_unique(cls, rows, report)
         for row in rows:
             report.checked += 1
             record = _check_body(row, held.get(row["id"]), report)
@@ -93,6 +94,20 @@ def _check_body(row: dict[str, Any], members: dict[str, list[str]] | None, repor
     except (ValueError, TypeError) as exc:
         report.discrepancies.append(Discrepancy(row["id"], f"the stored body is not a record: {exc}"))
     return None
+
+
+def _check_unique(cls: type[Record], rows: list[dict[str, Any]], report: VerifyReport) -> None:
+    """No two records of a kind share the values that name one (a policy's name@version): a
+    second one forks a version that projections and closures name by name."""
+    if not cls.UNIQUE:
+        return
+    named: dict[tuple[Any, ...], list[str]] = {}
+    for row in rows:
+        named.setdefault(tuple(row[f] for f in cls.UNIQUE), []).append(row["id"])
+    for values, ids in sorted(named.items(), key=lambda kv: kv[1][0]):
+        for rid in sorted(ids)[1:]:
+            name = "@".join(str(v) for v in values)
+            report.discrepancies.append(Discrepancy(rid, f"{cls.KIND} {name} is also {sorted(ids)[0]}: two records under one name@version"))
 
 
 def _check_edges(store: GafStore, record: Record, report: VerifyReport) -> None:

@@ -66,6 +66,7 @@ class ActionPolicy(Record):
 
     kind: Literal["action_policy"] = "action_policy"
     LABEL: ClassVar[str] = "ActionPolicy"
+    UNIQUE: ClassVar = ("name", "version")
 
     name: Key
     version: PositiveInt

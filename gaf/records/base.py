@@ -126,6 +126,11 @@ class Record(Value):
     #: stays under the size limit however many members there are. The id still hashes the
     #: whole record, lists included, so it means what it always meant.
     MEMBERS: ClassVar[frozenset[str]] = frozenset()
+    #: fields whose values name one record of the kind (a policy's name and version): no two
+    #: records of the kind may share them. Every write refuses a second one in its transaction
+    #: (``PolicyConflict``), Neo4j also by a uniqueness constraint, so concurrent writers
+    #: cannot fork a version; ``gaf verify`` names any that got in behind gaf's back.
+    UNIQUE: ClassVar[tuple[str, ...]] = ()
 
     _body: bytes = PrivateAttr(default=b"")
     _stored: bytes | None = PrivateAttr(default=None)
@@ -147,6 +152,8 @@ class Record(Value):
             for name, field in cls.model_fields.items()
             if name not in RESERVED_PROPERTIES and (column := _column_type(field.annotation))
         }
+        if loose := set(cls.UNIQUE) - cls.COLUMNS.keys():
+            raise TypeError(f"{cls.__name__} names {sorted(loose)} unique, but they are not node properties")
 
     @classmethod
     def shared(cls, **fields: Any) -> Self:

@@ -56,6 +56,7 @@ class RatifiedPolicy(Record):
 
     kind: Literal["policy"] = "policy"
     LABEL: ClassVar[str] = "RatifiedPolicy"
+    UNIQUE: ClassVar = ("name", "version")
     NON_IDENTITY: ClassVar = frozenset({"ratified_at"})
     TIME_FIELD: ClassVar = "ratified_at"
     REFS: ClassVar = {

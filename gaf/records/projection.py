@@ -76,6 +76,7 @@ class Projection(Record):
 
     kind: Literal["projection"] = "projection"
     LABEL: ClassVar[str] = "Projection"
+    UNIQUE: ClassVar = ("name", "version")
     IMPLIED_RELS: ClassVar = {"DECLARES": ("completeness",)}
     REFS: ClassVar = {
         "parties": ("NAMES_PARTY", ("agent",)),

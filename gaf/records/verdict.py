@@ -88,6 +88,7 @@ class VerdictRules(Record):
 
     kind: Literal["rules"] = "rules"
     LABEL: ClassVar[str] = "VerdictRules"
+    UNIQUE: ClassVar = ("name", "version")
 
     name: Key
     version: PositiveInt

@@ -23,9 +23,9 @@ from datetime import datetime
 from typing import Any, Literal, Protocol, Self, TypeVar
 
 from gaf.canonical import kind_of
-from gaf.errors import BatchRejected, GafError, InvalidRecord, StoreError, UnknownReference
+from gaf.errors import BatchRejected, GafError, InvalidRecord, PolicyConflict, StoreError, UnknownReference
 from gaf.records import RECORD_TYPES, Record, SchemaVersion, parse_record
-from gaf.store.questions import STATEMENT_ROWS, Questions, Snapshot, chunks, dangling, existing_ids
+from gaf.store.questions import STATEMENT_ROWS, Questions, Snapshot, chunks, dangling, existing_ids, named_alike
 from gaf.store.schema import SCHEMA_VERSION, GraphSchema, graph_schema, label_of
 from gaf.types import format_instant
 
@@ -304,7 +304,8 @@ def _put_in(tx: Tx, items: dict[int, Record], prep: _Prepared, failed: list[Item
     present = stored & prep.batch.keys()
     report.existing = [r.id for r in prep.given if r.id in present]
     new = [rid for rid in prep.batch if rid not in present]
-    bad = _unresolved(new, prep.edges, prep.outside - stored)
+    forks = _forks(tx, [prep.batch[rid] for rid in new])
+    bad = _unresolved(new, prep.edges, (prep.outside - stored) | forks.keys()) | forks
     if bad:
         position = {r.id: i for i, r in reversed(items.items())}
         errors = [ItemError(position.get(rid, -1), rid, err) for rid, err in sorted(bad.items())]
@@ -356,6 +357,30 @@ def _unresolved(new: list[str], edges: dict[str, list[tuple[str, str]]], missing
         )
         for rid, (rel, target) in refused.items()
     }
+
+
+def _forks(tx: Tx, new: list[Record]) -> dict[str, GafError]:
+    """The new records that would give a second record the values of a ``UNIQUE`` name (a policy's
+    name@version published again with other content), stored or earlier in the batch — each with
+    the error that refuses it. Asked inside the write transaction; on Neo4j a uniqueness
+    constraint backs it against a writer committing between the question and the write."""
+    out: dict[str, GafError] = {}
+    first: dict[tuple[str, tuple[Any, ...]], str] = {}
+    for record in new:
+        if record.UNIQUE:
+            named = first.setdefault((record.KIND, tuple(record.props()[f] for f in record.UNIQUE)), record.id)
+            if named != record.id:
+                out[record.id] = _fork(record, [named], "earlier in the same batch")
+    for rid, others in named_alike(tx.run, new).items():
+        record = next(r for r in new if r.id == rid)
+        out.setdefault(rid, _fork(record, others, "stored"))
+    return out
+
+
+def _fork(record: Record, others: list[str], where: str) -> PolicyConflict:
+    name = "@".join(str(record.props()[f]) for f in record.UNIQUE)
+    return PolicyConflict(f"{record.KIND} {name} is already {where} with other content ({', '.join(others)})",
+                          where=record.id, hint="publish the change under the next version")  # fmt: skip
 
 
 def _existing_ids(tx: Tx, ids: Iterable[str]) -> set[str]:

@@ -523,6 +523,23 @@ def existing_ids(run: Callable[[str, dict[str, Any]], list[dict[str, Any]]], ids
     return found
 
 
+def named_alike(run: Callable[[str, dict[str, Any]], list[dict[str, Any]]], records: Iterable[Record]) -> dict[str, list[str]]:
+    """For records of kinds with ``UNIQUE`` fields (a policy's name and version), the stored records
+    of the same kind sharing those values under another id: record id -> their ids, sorted."""
+    out: dict[str, list[str]] = {}
+    by_kind: dict[type[Record], list[Record]] = defaultdict(list)
+    for record in records:
+        if record.UNIQUE:
+            by_kind[type(record)].append(record)
+    for cls, group in sorted(by_kind.items(), key=lambda kv: kv[0].KIND):
+        for chunk in chunks(group, STATEMENT_ROWS):
+            rows = [{"id": r.id, **{f: r.props()[f] for f in cls.UNIQUE}} for r in chunk]
+            for row in run(_NAMED_ALIKE[cls.KIND], {"rows": rows}):
+                if row["other"] != row["id"]:
+                    out.setdefault(row["id"], []).append(row["other"])
+    return {rid: sorted(set(others)) for rid, others in out.items()}
+
+
 def _by_label(ids: Iterable[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = defaultdict(list)
     for rid in ids:
@@ -552,6 +569,12 @@ _MEMBERS = {
     (cls.KIND, name): [f"UNWIND $ids AS i MATCH (n:{cls.LABEL} {{id: i}})-[:{rel}]->(m:{label_of(kind)}) "
                        "RETURN n.id AS id, m.id AS member" for kind in kinds]
     for cls in RECORD_TYPES.values() for name in sorted(cls.MEMBERS) for rel, kinds in [cls.REFS[name]]
+}  # fmt: skip
+# Stored records of one label whose unique fields (``Record.UNIQUE``) equal those of given rows.
+_NAMED_ALIKE = {
+    cls.KIND: f"UNWIND $rows AS r MATCH (n:{cls.LABEL}) WHERE " + " AND ".join(f"n.{f} = r.{f}" for f in cls.UNIQUE)
+    + " RETURN r.id AS id, n.id AS other"
+    for cls in RECORD_TYPES.values() if cls.UNIQUE
 }  # fmt: skip
 # Every id of one label, in order.
 _IDS = {label: f"MATCH (n:{label}) RETURN n.id AS id ORDER BY id" for label in _LABELS}

@@ -54,6 +54,11 @@ INDEXED: dict[str, tuple[str, ...]] = {
 }
 
 
+#: Labels whose records are named by some of their properties (``Record.UNIQUE``: a policy's
+#: name and version), which no two nodes of the label may share.
+UNIQUE_BY_LABEL: dict[str, tuple[str, ...]] = {cls.LABEL: cls.UNIQUE for cls in RECORD_TYPES.values() if cls.UNIQUE}
+
+
 @dataclass(frozen=True)
 class GraphSchema:
     """Labels with their columns, and relationship types with their (from, to) label pairs."""
