@@ -17,7 +17,9 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import re
+import stat
 import tempfile
 from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator
@@ -122,18 +124,36 @@ def read_text(path: Path) -> str:
     """
     try:
         _check_size(path)
-        return path.read_text(encoding="utf-8")
+        limit = max_input_bytes()
+        with path.open("rb") as f:
+            data = f.read(limit + 1)  # counted as read: the size stat gave may be stale
+        if len(data) > limit:
+            raise PayloadTooLarge(f"the file is over the limit of {limit} bytes", where=str(path),
+                                  hint="split it into several files, or raise GAF_MAX_INPUT_BYTES")  # fmt: skip
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidRecord(f"not UTF-8 text: {exc}", where=str(path)) from None
     except OSError as exc:
         raise InvalidRecord(f"cannot read the file: {exc.strerror or exc}", where=str(path)) from None
 
 
-def _check_size(path: Path) -> None:
+def _check_regular(path: Path) -> os.stat_result:
+    """A file's status, refusing what is not a regular file: a device (``/dev/zero``), a FIFO or a
+    directory has no size to check and may never end. Standard input is read as ``-``."""
     try:
-        size, limit = path.stat().st_size, max_input_bytes()
+        info = path.stat()
     except FileNotFoundError:
         raise InvalidRecord(f"no such file: {path}") from None
+    except OSError as exc:
+        raise InvalidRecord(f"cannot read the file: {exc.strerror or exc}", where=str(path)) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InvalidRecord("not a regular file (a directory, a device or a pipe)", where=str(path),
+                            hint="give a file, or '-' to read standard input (with --format)")  # fmt: skip
+    return info
+
+
+def _check_size(path: Path) -> None:
+    size, limit = _check_regular(path).st_size, max_input_bytes()
     if size > limit:
         raise PayloadTooLarge(
             f"the file is {size} bytes, over the limit of {limit}",
@@ -556,6 +576,7 @@ def ingest(
         if isinstance(source, (str, Path)) or hasattr(source, "read"):
             if isinstance(source, (str, Path)):
                 path, where, chosen = Path(source), name or str(source), fmt or format_of(Path(source))
+                _check_regular(path)
             elif fmt is None:
                 raise UnknownFormat("the format of a stream cannot be told from its name", where=name,
                                     hint="name it: --format jsonl, csv or yaml (fmt= in Python)")  # fmt: skip

@@ -439,3 +439,21 @@ def test_a_page_cache_too_small_for_the_work_is_a_typed_refusal_that_names_GAF_C
     with pytest.raises(gaf.errors.StoreUnavailable) as refused:
         LadybugStore(tmp_path / "store", cache_mb=16)
     assert "ran out of page cache" in str(refused.value) and "GAF_CACHE_MB" in (refused.value.hint or "")
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".jsonl", ".csv"])
+def test_a_device_or_a_directory_named_as_input_is_refused_before_anything_is_read(tmp_path, suffix):
+    """``/dev/zero`` has size 0 and never ends: refused as not a regular file (it grew an ingest to
+    22.9 GB before), as is a directory; nothing written, a typed error, exit 2."""
+    device = tmp_path / f"zero{suffix}"
+    device.symlink_to("/dev/zero")
+    folder = tmp_path / f"folder{suffix}"
+    folder.mkdir()
+    location = str(tmp_path / "store.lbug")
+    runner = CliRunner()
+    for given in (device, folder):
+        for argv in (["ingest", str(given)], ["policy", "add", str(given), "--at", "2026-07-01"]):
+            result = runner.invoke(app, [*argv, "--store", location])
+            assert result.exit_code == 2 and "not a regular file" in result.stderr, (argv, result.output)
+    with LadybugStore(location) as store:
+        assert store.counts() == {}
