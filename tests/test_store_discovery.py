@@ -195,11 +195,34 @@ def test_init_of_a_store_that_holds_records_writes_nothing_and_says_so(store) ->
         assert again.counts() == before
 
 
-def test_a_neo4j_uri_is_shown_without_a_password_written_into_it() -> None:
-    class Located:
-        location = "neo4j://ada:s3cret@db.example.org:7687"
+def test_a_password_written_into_a_neo4j_uri_is_never_told() -> None:
+    """Nothing listens on port 9 of this machine: the refusal names the URI, with the password masked."""
+    from gaf.store import open_store
+    from gaf.store.neo4j import without_password
 
-    assert shown(Located()) == "neo4j://ada:***@db.example.org:7687"  # type: ignore[arg-type]
+    assert without_password("neo4j://ada:s3cret@db.example.org:7687") == "neo4j://ada:***@db.example.org:7687"
+    assert without_password("bolt://db.example.org") == "bolt://db.example.org"
+    with pytest.raises(StoreUnavailable) as refused:
+        open_store("bolt://ada:s3cret-pw@127.0.0.1:9", settings=Settings())
+    told = json.dumps(refused.value.to_dict())
+    assert "s3cret-pw" not in told and "bolt://ada:***@127.0.0.1:9" in told
+    env = {k: v for k, v in os.environ.items() if k != "GAF_STORE"}
+    result = subprocess.run([sys.executable, "-m", "gaf", "stats", "--json", "--store", "bolt://ada:s3cret-pw@127.0.0.1:9"],
+                            capture_output=True, text=True, env=env, cwd=ROOT)  # fmt: skip
+    assert result.returncode == 3 and "s3cret-pw" not in result.stdout + result.stderr and "***" in result.stdout + result.stderr
+
+
+def test_a_store_gaf_creates_is_its_owners_alone_whatever_the_umask(tmp_path) -> None:
+    from gaf.store.ladybug import LadybugStore
+
+    old = os.umask(0o022)
+    try:
+        with LadybugStore(tmp_path / "made" / "store.lbug"):
+            pass
+    finally:
+        os.umask(old)
+    assert (tmp_path / "made").stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / "made" / "store.lbug").stat().st_mode & 0o777 == 0o600
 
 
 # ---------------------------------------------------------------------- the command line

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from gaf.errors import StoreNotFound
 from gaf.settings import DEFAULT_STORE, NEO4J_SCHEMES, Settings, store_name
@@ -121,7 +120,4 @@ def shown(store: GafStore) -> str:
     without any password written into it."""
     if not store.location.startswith(NEO4J_SCHEMES):
         return os.path.abspath(store.location)  # made absolute and normalised, symlinks kept as named
-    parts = urlsplit(store.location)
-    if parts.password is None:
-        return store.location
-    return parts._replace(netloc=f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")).geturl()
+    return store.location  # a Neo4j store's location is its URI with any password masked

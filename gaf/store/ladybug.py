@@ -118,11 +118,16 @@ class LadybugStore(GafStore):
         self.location = str(path)
         self.read_only = read_only
         target = Path(path)
+        new = not target.exists()
         if not read_only:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        elif not target.exists():
+            # A store holds evidence about people: the directories gaf makes for it, and the
+            # database file it creates, are its owner's alone (whatever the umask says).
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        elif new:
             raise StoreUnavailable(f"no gaf store at {target}", hint="run `gaf init` to create one, or check --store and GAF_STORE")
         self._db = _open_database(target, read_only, wait, cache_mb)
+        if new and target.is_file():
+            target.chmod(0o600)
         self._conn = ladybug.Connection(self._db)
         if not read_only:
             try:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import neo4j
 from neo4j.exceptions import (
@@ -56,6 +57,15 @@ class _Neo4jTx:
         return [record.data() for record in self._tx.run(cypher, params or {})]
 
 
+def without_password(uri: str) -> str:
+    """A Neo4j URI as people may be told it: a password written into it (``bolt://u:pw@host``) masked."""
+    parts = urlsplit(uri)
+    if parts.password is None:
+        return uri
+    host = parts.netloc.rpartition("@")[2]
+    return parts._replace(netloc=f"{parts.username}:***@{host}").geturl()
+
+
 class Neo4jStore(GafStore):
     """A gaf store in a Neo4j database (server, cluster or Aura)."""
 
@@ -76,7 +86,7 @@ class Neo4jStore(GafStore):
         ``retry_seconds`` bounds the driver's retries of one transaction that failed
         transiently; a read-only store runs every session in READ access mode and
         refuses writes and ``init``."""
-        self.location = uri
+        self.location = without_password(uri)  # what messages say: never a password written into the URI
         self._schema_checked = False
         self.database = database
         self.read_only = read_only
@@ -89,22 +99,22 @@ class Neo4jStore(GafStore):
             self._driver.verify_connectivity()
         except (ConfigurationError, ValueError) as exc:
             raise StoreUnavailable(
-                f"cannot use Neo4j URI {uri!r}: {exc}",
+                f"cannot use Neo4j URI {self.location!r}: {str(exc).replace(uri, self.location)}",
                 hint="use neo4j://host:7687 (routing) or bolt://host:7687 (direct)",
             ) from None
         except AuthError:
             self._driver.close()
             raise StoreUnavailable(
-                f"Neo4j at {uri} refused the credentials of user {user!r}",
+                f"Neo4j at {self.location} refused the credentials of user {user!r}",
                 hint="set NEO4J_USER and NEO4J_PASSWORD in the environment",
             ) from None
         except ClientError as exc:  # e.g. the server's rate limit after repeated wrong passwords
             self._driver.close()
-            raise StoreUnavailable(f"Neo4j at {uri} refused the connection: {exc.message}", hint="check NEO4J_USER and NEO4J_PASSWORD") from None
+            raise StoreUnavailable(f"Neo4j at {self.location} refused the connection: {exc.message}", hint="check NEO4J_USER and NEO4J_PASSWORD") from None
         except (ServiceUnavailable, OSError) as exc:
             self._driver.close()
             raise StoreUnavailable(
-                f"cannot reach Neo4j at {uri}: {exc}",
+                f"cannot reach Neo4j at {self.location}: {str(exc).replace(uri, self.location)}",
                 hint="start it (docker compose up -d, or python scripts/neo4j_local.py start) "
                 "or point GAF_STORE at a running server",
             ) from None
