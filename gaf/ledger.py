@@ -866,6 +866,22 @@ def _batches(records: Iterable[tuple[int, Record]], placed: dict[str, int], size
         yield rest[start : start + size]
 
 
+def _refuse_nul(value: Any, where: str, path: str = "") -> None:
+    """Refuse a NUL character anywhere in an item, however it was written: JSON's parser refuses a
+    raw one but decodes ``\\u0000``, YAML decodes ``"\\0"``; no store keeps it faithfully."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise InvalidRecord(f"{path or 'a value'} holds a NUL character (U+0000)", where=where,
+                                hint="remove it: gaf refuses NUL however it is escaped")  # fmt: skip
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            _refuse_nul(key, where, path)
+            _refuse_nul(inner, where, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for i, inner in enumerate(value):
+            _refuse_nul(inner, where, f"{path}[{i}]")
+
+
 def _kind_rank(kind: Any) -> int:
     return {"agent": 0, "source": 1}.get(kind, 2) if isinstance(kind, str) else 2
 
@@ -874,6 +890,7 @@ def _resolve_one(store: GafStore, item: Item, keyed: Keyed, recorded_at: datetim
     if "__error__" in item.data:
         raise item.data["__error__"]
     data = dict(item.data)
+    _refuse_nul(data, item.where)
     cls = record_type(data["kind"], where=item.where) if "kind" in data else None
     if cls is None:
         raise InvalidRecord("record has no 'kind'", where=item.where, hint=f"one of: {', '.join(sorted(RECORD_TYPES))}")

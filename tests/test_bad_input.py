@@ -457,3 +457,19 @@ def test_a_device_or_a_directory_named_as_input_is_refused_before_anything_is_re
             assert result.exit_code == 2 and "not a regular file" in result.stderr, (argv, result.output)
     with LadybugStore(location) as store:
         assert store.counts() == {}
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("escaped.jsonl", '{"kind": "agent", "key": "a\\u0000b", "name": "x", "agent_type": "person"}\n'),
+    ("nested.jsonl", '{"kind": "source", "key": "s", "name": "s", "description": "ok", "operator": "x\\u0000"}\n'),
+    ("escaped.yaml", '- kind: agent\n  key: ab\n  name: "x\\0y"\n  agent_type: person\n'),
+])  # fmt: skip
+def test_a_nul_character_is_refused_however_it_is_escaped(tmp_path, name, text):
+    """A raw NUL is not JSON; ``\\u0000`` in JSON and ``"\\0"`` in YAML decode to one, and are refused the same way."""
+    path = tmp_path / name
+    path.write_text(text)
+    location = str(tmp_path / "store.lbug")
+    result = CliRunner().invoke(app, ["ingest", str(path), "--store", location])
+    assert result.exit_code == 2 and "NUL character" in result.stderr and f"{name}:1" in result.stderr, result.output
+    with LadybugStore(location) as store:
+        assert store.counts() == {}
