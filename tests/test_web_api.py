@@ -420,6 +420,9 @@ def test_no_auth_is_refused_off_this_machine(host, tmp_path):
                           timeout=60)  # fmt: skip
     assert done.returncode == 2 and "--no-auth" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "store.lbug").exists()
+    bad_port = subprocess.run([sys.executable, "-m", "gaf", "serve", "--port", "70000", "--json"], env=env, capture_output=True,
+                              text=True, timeout=60)  # fmt: skip
+    assert bad_port.returncode == 2 and "Traceback" not in bad_port.stderr
 
 
 def _free_port() -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -25,6 +25,7 @@ def serve(
     port: Annotated[Optional[int], typer.Option(help="The port; default $GAF_SERVE_PORT, else 8000.", min=1, max=65535)] = None,
     no_auth: Annotated[bool, typer.Option("--no-auth", help="Serve without tokens: only on 127.0.0.1 or localhost.")] = False,
     store: StoreOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Serve the HTTP JSON API over the store until interrupted (docs/web.md).
 
@@ -40,7 +41,11 @@ def serve(
       gaf serve --no-auth          # this machine only
     """
     chosen = settings()
-    run_server(store, chosen, host=host or chosen.serve_host, port=port or chosen.serve_port, no_auth=no_auth)
+    def announce(where: dict[str, Any]) -> None:
+        tokens = f"tokens in {where['tokens']}" if where["tokens"] else "[bold red]no auth[/]"
+        emit(as_json, where, lambda: out.print(f"serving {where['url']} over {where['store']} ({tokens})", highlight=False))
+
+    run_server(store, chosen, host=host or chosen.serve_host, port=port or chosen.serve_port, no_auth=no_auth, announce=announce)
 
 
 @command(token_app, "create")
