@@ -207,6 +207,20 @@ class NotAnAuthority(GafError):
     exit_code = ExitCode.DENIED
 
 
+# ---------------------------------------------------------------------- access to the API (gaf serve)
+
+
+class AccessDenied(GafError):
+    """A request the API's tokens do not allow: a role too low, or a body naming an agent other
+    than the token's (records written through a token carry its agent, and no other)."""
+
+    exit_code = ExitCode.DENIED
+
+
+class NotAuthenticated(AccessDenied):
+    """A request without a token the API knows: none given, unknown, expired or revoked."""
+
+
 # ---------------------------------------------------------------------- actions
 
 

@@ -19,6 +19,11 @@ start-up. A value that does not parse is refused here, naming the variable.
 | GAF_MAX_RECORD_BYTES | ``max_record_bytes``: the largest record's canonical JSON (and JSONL line) | 1 MiB |
 | GAF_MAX_INPUT_BYTES | ``max_input_bytes``: the largest input file read whole (policy, rules; ingest streams) | 256 MiB |
 | COLUMNS | ``columns``: the width the command line's tables and messages wrap at when its output is not a terminal (piped, they are not wrapped) | the terminal's width; none when piped |
+| GAF_TOKENS | ``tokens``: the file ``gaf serve``'s API tokens are kept in (hashed, outside the graph) | ``tokens.json`` beside the embedded store; required for Neo4j |
+| GAF_SERVE_HOST | ``serve_host``: the address ``gaf serve`` listens on | 127.0.0.1 |
+| GAF_SERVE_PORT | ``serve_port``: the port it listens on | 8000 |
+| GAF_API_ROWS | ``api_rows``: the most rows an API query, and records an API export, answers with (the answer says when it was cut) | 10000 |
+| GAF_API_SECONDS | ``api_seconds``: the time an API what-if or impact walk may take (the answer says when it stopped) | 30 |
 | GAF_CACHE_MB | ``cache_mb``: the embedded store's page cache (LadybugDB's buffer pool), in MiB, at least 64; it also bounds a query's working memory | LadybugDB's: 80% of the machine's memory, filled as pages are read |
 
 The two size limits reach the records through ``gaf.records.limits(...)``, a context the
@@ -51,6 +56,13 @@ DEFAULT_RETRY_SECONDS = 30.0
 DEFAULT_MAX_RECORD_BYTES = 1 << 20
 #: Default largest input file, in bytes (GAF_MAX_INPUT_BYTES; gaf.records.limits in Python).
 DEFAULT_MAX_INPUT_BYTES = 256 << 20
+#: Where ``gaf serve`` listens unless told: this machine only.
+DEFAULT_SERVE_HOST = "127.0.0.1"
+DEFAULT_SERVE_PORT = 8000
+#: The most rows an API query answers with, and records an API export holds (GAF_API_ROWS).
+DEFAULT_API_ROWS = 10_000
+#: How long an API what-if or impact walk may run, in seconds (GAF_API_SECONDS).
+DEFAULT_API_SECONDS = 30.0
 #: The smallest page cache (GAF_CACHE_MB) an embedded store is opened with: below it, writing
 #: the rent example's claims already runs out.
 MIN_CACHE_MB = 64
@@ -80,6 +92,12 @@ class Settings:
     cache_mb: int | None = None
     #: None: the terminal's width, or no wrapping when the output is piped (the CLI's consoles)
     columns: int | None = None
+    #: None: ``tokens.json`` beside the embedded store (``gaf.web.tokens.tokens_file``)
+    tokens: str | None = None
+    serve_host: str = DEFAULT_SERVE_HOST
+    serve_port: int = DEFAULT_SERVE_PORT
+    api_rows: int = DEFAULT_API_ROWS
+    api_seconds: float = DEFAULT_API_SECONDS
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -95,10 +113,15 @@ class Settings:
             lock_wait=_optional_seconds(env, "GAF_LOCK_WAIT"),
             signing_key=env.get("GAF_SIGNING_KEY", ""),
             verify_key=env.get("GAF_VERIFY_KEY", ""),
-            max_record_bytes=_bytes(env, "GAF_MAX_RECORD_BYTES", DEFAULT_MAX_RECORD_BYTES),
-            max_input_bytes=_bytes(env, "GAF_MAX_INPUT_BYTES", DEFAULT_MAX_INPUT_BYTES),
+            max_record_bytes=_whole(env, "GAF_MAX_RECORD_BYTES", DEFAULT_MAX_RECORD_BYTES),
+            max_input_bytes=_whole(env, "GAF_MAX_INPUT_BYTES", DEFAULT_MAX_INPUT_BYTES),
             cache_mb=_megabytes(env, "GAF_CACHE_MB"),
             columns=int(env["COLUMNS"]) if env.get("COLUMNS", "").isdigit() else None,  # a shell's, not gaf's: no refusal
+            tokens=env.get("GAF_TOKENS") or None,
+            serve_host=env.get("GAF_SERVE_HOST") or DEFAULT_SERVE_HOST,
+            serve_port=_whole(env, "GAF_SERVE_PORT", DEFAULT_SERVE_PORT),
+            api_rows=_whole(env, "GAF_API_ROWS", DEFAULT_API_ROWS),
+            api_seconds=_seconds(env, "GAF_API_SECONDS", DEFAULT_API_SECONDS),
         )
 
     def __repr__(self) -> str:  # never print the password
@@ -106,7 +129,8 @@ class Settings:
                 f"neo4j_database={self.neo4j_database!r}, neo4j_retry_seconds={self.neo4j_retry_seconds}, "
                 f"lock_wait={self.lock_wait}, signing_key=<{'set' if self.signing_key else 'unset'}>, "
                 f"verify_key={self.verify_key!r}, max_record_bytes={self.max_record_bytes}, "
-                f"max_input_bytes={self.max_input_bytes}, cache_mb={self.cache_mb}, columns={self.columns})")  # fmt: skip
+                f"max_input_bytes={self.max_input_bytes}, cache_mb={self.cache_mb}, columns={self.columns}, tokens={self.tokens!r}, "
+                f"serve_host={self.serve_host!r}, serve_port={self.serve_port}, api_rows={self.api_rows}, api_seconds={self.api_seconds})")  # fmt: skip
 
 
 def store_name(value: str, where: str) -> str:
@@ -159,8 +183,8 @@ def _optional_seconds(env: Mapping[str, str], variable: str) -> float | None:
     return value
 
 
-def _bytes(env: Mapping[str, str], variable: str, default: int) -> int:
-    """A size limit in bytes: a positive integer, refused naming the variable otherwise."""
+def _whole(env: Mapping[str, str], variable: str, default: int) -> int:
+    """A size limit in bytes, a port, a count: a positive integer, refused naming the variable otherwise."""
     raw = env.get(variable)
     if raw is None:
         return default

@@ -14,7 +14,7 @@ commands, in the order ``gaf --help`` lists them.
 
 # isort: off
 # The order commands and groups are registered in is the order --help and docs/cli-reference.md list them.
-from gaf.cli import records, chain, actions, audit, policy, lifecycle, impact, reopen  # noqa: F401
+from gaf.cli import records, chain, actions, audit, policy, lifecycle, impact, reopen, serve  # noqa: F401
 # isort: on
 from gaf.cli.audit import cli_reference
 from gaf.cli.common import app, main

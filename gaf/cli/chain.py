@@ -26,12 +26,11 @@ from gaf.cli.common import (
     parse_time,
     print_rows,
     signing_key,
-    statement_text,
     warn_ignored,
 )
 from gaf.errors import ExitCode, GafError
 from gaf.ledger import resolve_key
-from gaf.records import GAF, Projection, VerdictRules
+from gaf.records import Projection, VerdictRules
 from gaf.types import to_instant
 
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
@@ -65,32 +64,9 @@ def project(
         who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
         result = projection.project(s, policy, as_of=when, reviewer=who, at=now, dry_run=dry_run,
                                     review=projection.ReviewPolicy(auto_accept_at))  # fmt: skip
-        evaluated, auto, routed, gaf = result.evaluated, result.accepted, result.routed, result.gaf
-    data = _projection_json(evaluated, auto, routed, gaf, dry_run)
-    warn_ignored(evaluated.ignored_completeness)
+    data = result.to_dict(written=not dry_run)
+    warn_ignored(result.evaluated.ignored_completeness)
     emit(as_json, data, lambda: _print_projection(data))
-
-
-def _projection_json(
-    evaluated: projection.Evaluated, auto: list[projection.Candidate], routed: list[projection.Candidate], gaf: GAF,
-    dry_run: bool,
-) -> dict[str, Any]:  # fmt: skip
-    prop = statement_text
-
-    return {
-        "policy": evaluated.policy.ref,
-        "as_of": evaluated.as_of.isoformat(),
-        "gaf": gaf.id,
-        "written": not dry_run,
-        "accepted": [{"fact": c.id, "proposition": prop(c.proposition), "confidence": c.confidence,
-                      "by": c.justification.id} for c in auto],  # fmt: skip
-        "routed_to_review": [{"fact": c.id, "proposition": prop(c.proposition), "confidence": c.confidence} for c in routed],
-        "unresolved": [prop(p) for p in evaluated.unresolved],
-        "rejected": [prop(p) for p in evaluated.rejected],
-        "excluded": [{"claim": ex.claim, "proposition": prop(evaluated.propositions[ex.proposition]), "reason": ex.reason}
-                     for ex in evaluated.exclusions],  # fmt: skip
-        "ignored_completeness": [d.model_dump(mode="json") for d in evaluated.ignored_completeness],
-    }
 
 
 def _print_projection(data: dict[str, Any]) -> None:

@@ -16,7 +16,8 @@ from gaf.derive import show
 from gaf.errors import BatchRejected, GafError, InvalidRecord, UnknownReference
 from gaf.projection.candidates import Candidate, Evaluated, evaluate
 from gaf.projection.facts import ground_of
-from gaf.records import GAF, Decision, Derivation, Projection, Record, ReviewSettings
+from gaf.records import GAF, Decision, Derivation, Projection, Proposition, Record, ReviewSettings
+from gaf.records.ledger import statement_text
 from gaf.store.base import GafStore, ItemError, WriteReport
 
 
@@ -167,6 +168,30 @@ class Projected:
     accepted: list[Candidate]
     routed: list[Candidate]
     report: AcceptReport
+
+    def to_dict(self, *, written: bool) -> dict[str, Any]:
+        """What the projection found, as ``gaf project --json`` and the API answer it: each
+        proposition as people read it, beside the fact or claim id it stands for."""
+        evaluated = self.evaluated
+        return {
+            "policy": evaluated.policy.ref,
+            "as_of": evaluated.as_of.isoformat(),
+            "gaf": self.gaf.id,
+            "written": written,
+            "accepted": [{"fact": c.id, "proposition": _text(c.proposition), "confidence": c.confidence,
+                          "by": c.justification.id} for c in self.accepted],  # fmt: skip
+            "routed_to_review": [{"fact": c.id, "proposition": _text(c.proposition), "confidence": c.confidence} for c in self.routed],
+            "unresolved": [_text(p) for p in evaluated.unresolved],
+            "rejected": [_text(p) for p in evaluated.rejected],
+            "excluded": [{"claim": ex.claim, "proposition": _text(evaluated.propositions[ex.proposition]), "reason": ex.reason}
+                         for ex in evaluated.exclusions],  # fmt: skip
+            "ignored_completeness": [d.model_dump(mode="json") for d in evaluated.ignored_completeness],
+        }
+
+
+def _text(p: Proposition) -> str:
+    """A proposition as people read it (``gaf.records.ledger.statement_text``)."""
+    return statement_text(p.predicate, p.subject, p.object, p.value, unit=p.unit)
 
 
 def project(
