@@ -27,7 +27,7 @@ from gaf.projection.cone import cone_of
 from gaf.records import GAF, AcceptedFact, Closure, Projection, Proposition, Record, Verdict, VerdictRules, matches_pattern
 from gaf.signing import sign
 from gaf.store.base import GafStore
-from gaf.types import Interval, format_instant
+from gaf.types import Interval, Progress, format_instant, no_progress
 from gaf.verdict import ENGINE, Judgement, judge
 
 if TYPE_CHECKING:  # cryptography is optional (gaf[signing])
@@ -73,6 +73,7 @@ def close(  # boilerplate: a keyword-only signature, one parameter a line, as ac
     period: Interval | None = None,
     supersedes: list[str] | None = None,
     signing_key: Ed25519PrivateKey | None = None,
+    progress: Progress = no_progress,
 ) -> Closed:
     """Freeze a GAF into a closure, judge it, and write both in one transaction.
 
@@ -90,7 +91,7 @@ def close(  # boilerplate: a keyword-only signature, one parameter a line, as ac
             f"subject {subject!r} is outside the scope of {policy.ref} ({', '.join(policy.scope.subjects)})",
             hint="a policy's rules are complete only inside its scope; project under a policy that covers the subject",
         )
-    evaluated = evaluate(store, policy, as_of=as_of)
+    evaluated = evaluate(store, policy, as_of=as_of, progress=progress)
     projected = _reprojected(evaluated, gaf)
     if projected.id != gaf.id:
         raise InvalidRecord(
@@ -98,7 +99,9 @@ def close(  # boilerplate: a keyword-only signature, one parameter a line, as ac
             where=gaf.id,
             hint="close a GAF at the as-of it was projected at (replay projects again at that time), or project again",
         )
+    progress("reading the GAF's facts", len(gaf.facts), len(gaf.facts))
     facts, props = gaf_facts(store, gaf, policy, as_of)
+    progress("judging", 0, None)
     judgement = _judge(rules, facts, subject, policy, gaf, props)
     closure = Closure(
         question=question or policy.question,
@@ -129,6 +132,7 @@ def close(  # boilerplate: a keyword-only signature, one parameter a line, as ac
     # The exclusions were written with the GAF by ``accept``; written again here (a
     # no-op then) so a closure never points at a record that is not stored.
     # The cone is recorded with the closure, so impact finds the closure by what it reads.
+    progress("writing the closure", 1, 1)
     store.put([rules, *evaluated.exclusions, closure, cone_of(closure, policy, rules), verdict], at=closed_at)
     return Closed(closure, verdict, judgement)
 

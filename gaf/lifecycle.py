@@ -36,6 +36,7 @@ from gaf.records import (
 from gaf.reopen import verdict_of
 from gaf.rules import DerivationRule
 from gaf.store.base import GafStore
+from gaf.types import Progress, no_progress
 from gaf.verdict import UNDETERMINED, judge
 from gaf.whatif import Settling, settling
 
@@ -156,15 +157,17 @@ class Sway:
                 "flipped": len(self.flips), "flips": self.flips, "unchanged": len(self.unchanged)}  # fmt: skip
 
 
-def sway(store: GafStore, current: Projection, proposed: Projection) -> Sway:
+def sway(store: GafStore, current: Projection, proposed: Projection, *, progress: Progress = no_progress) -> Sway:
     """Re-project and re-judge, in memory, every standing closure under ``current`` with ``proposed``.
 
     Writes nothing. Each closure is replayed as of its own time under its own
-    rules; a flip is a verdict whose label would change.
+    rules; a flip is a verdict whose label would change. ``progress`` is told the closures judged.
     """
     out = Sway(current=current.ref, proposed=proposed.ref)
+    progress("finding the standing closures", 0, None)
     closures = [c for c in store.find(Closure, projection=current.id) if not store.superseded_by(c.id)]
     for closure in closures:
+        progress("judging the closures again", out.judged, len(closures))
         rules = store.get(closure.rules, VerdictRules)
         before = verdict_of(store, closure.id)
         if before is None:
@@ -177,4 +180,5 @@ def sway(store: GafStore, current: Projection, proposed: Projection) -> Sway:
                               "strength": [before.strength, after.strength]})  # fmt: skip
         else:
             out.unchanged.append(closure.id)
+    progress("judging the closures again", out.judged, len(closures))
     return out

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from decimal import Context, Decimal
+from collections.abc import Callable
 from typing import Annotated
 
 from pydantic import (
@@ -237,3 +238,13 @@ class Interval(Value):
         before = self.end is not None and other.start is not None and self.end <= other.start
         after = other.end is not None and self.start is not None and other.end <= self.start
         return not (before or after)
+
+
+#: How long work says how far it got: called with (stage, done, total or None) at natural points
+#: (claims read, claims weighed, combinations tried). The library never prints; the CLI shows it
+#: (``gaf.cli.common.Ticker``). Nothing it is given enters a record.
+Progress = Callable[[str, int, "int | None"], None]
+
+
+def no_progress(stage: str, done: int, total: int | None = None) -> None:
+    """The progress of work nobody watches."""

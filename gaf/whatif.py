@@ -12,6 +12,7 @@ must leave the verdict alone, and if one does not, the report says so and names 
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from gaf.records import (
 )
 from gaf.rules import Atom, Not, is_var, is_wild
 from gaf.store.base import GafStore
-from gaf.types import Key
+from gaf.types import Key, Progress, no_progress
 from gaf.verdict import UNDETERMINED, Judgement, judge, rule_params
 
 #: The observer synthetic claims are attributed to: they are hypotheses, never stored.
@@ -136,16 +137,18 @@ def _judge(policy: Projection, rules: VerdictRules, claims: list[Claim], closure
 
 
 def whatif(
-    store: GafStore, closure_id: str, *, max_size: int = 2, seconds: float = 60.0, clock: Callable[[], float] = time.monotonic
-) -> WhatIf:
+    store: GafStore, closure_id: str, *, max_size: int = 2, seconds: float = 60.0, clock: Callable[[], float] = time.monotonic,
+    progress: Progress = no_progress,
+) -> WhatIf:  # fmt: skip
     """Search the closure's cone, shortest changes first, for what would change its verdict.
 
     Reads the closure, its policy, its rules and the claims its projection saw; the
     search itself runs in memory (``search``) and never writes the store."""
     closure = store.get(closure_id, Closure)
     policy, rules = store.get(closure.projection, Projection), store.get(closure.rules, VerdictRules)
+    progress("reading the cone", 0, None)
     claims = cone_claims(store, policy, closure.as_of)
-    return search(policy, rules, claims, closure, max_size=max_size, seconds=seconds, clock=clock)
+    return search(policy, rules, claims, closure, max_size=max_size, seconds=seconds, clock=clock, progress=progress)
 
 
 def _moved(after: Judgement, base: Judgement) -> bool:
@@ -154,9 +157,10 @@ def _moved(after: Judgement, base: Judgement) -> bool:
 
 def search(
     policy: Projection, rules: VerdictRules, claims: list[Claim], closure: Closure, *, max_size: int = 2,
-    seconds: float = 60.0, clock: Callable[[], float] = time.monotonic,
+    seconds: float = 60.0, clock: Callable[[], float] = time.monotonic, progress: Progress = no_progress,
 ) -> WhatIf:  # fmt: skip
-    """The bounded, shortest-first search over the cone of a closure, given its inputs."""
+    """The bounded, shortest-first search over the cone of a closure, given its inputs; ``progress``
+    is told the combinations of changes tried (and skipped) out of all there are up to ``max_size``."""
     base, evaluated = _judge(policy, rules, claims, closure)
     changes = _candidates(policy, rules, closure, claims, evaluated)
     report = WhatIf(closure.id, base.label, base.strength,
@@ -166,8 +170,12 @@ def search(
                     interval=(base.low, base.high))  # fmt: skip
     deadline = clock() + seconds
     flipped_singles: set[int] = set()
+    combinations = sum(math.comb(len(changes), size) for size in range(1, max_size + 1))
+    seen = 0
     for size in range(1, max_size + 1):
         for combo in itertools.combinations(range(len(changes)), size):
+            progress("trying changes", seen, combinations)
+            seen += 1
             if clock() > deadline:
                 report.complete = False
                 report.stopped = f"time limit {seconds:g} s reached during changes of size {size}"
@@ -185,6 +193,8 @@ def search(
                     flipped_singles.add(combo[0])
         if not report.complete:
             break
+    if report.complete:
+        progress("trying changes", combinations, combinations)
     _check_cone(report, policy, rules, claims, closure, base)
     return report
 

@@ -133,23 +133,29 @@ def test_records_given_before_what_they_point_at_are_written_after_it(store, lad
     assert {r.id for kind in kinds for r in store.find(kind)} == {r.id for r in records}
 
 
-def test_progress_is_quiet_for_a_second_then_a_log_gets_a_line_every_ten_seconds_and_the_last_counts(capsys):
+def test_progress_tells_a_log_nothing_for_ten_seconds_then_each_stage_every_ten_seconds_and_the_last_counts(capsys):
     now = [0.0]
     with Ticker("ingest x.jsonl", clock=lambda: now[0]) as tick:
         tick("checked", 1000)
-        now[0] = 1.5
-        tick("checked", 3000)
-        now[0] = 5.0
+        now[0] = 9.5
+        tick("checked", 3000)  # quick work tells a log nothing, however loaded the machine
+        now[0] = 10.5
         tick("checked", 9000)
-        now[0] = 6.0
+        now[0] = 11.0
+        tick("checked", 9500)
+        now[0] = 12.0
         tick("written", 2000, 9000)
-        now[0] = 7.0
+        now[0] = 13.0
         tick("written", 9000, 9000)
     assert capsys.readouterr().err.splitlines() == [
-        "ingest x.jsonl: checked 3,000 (2,000/s)",
+        "ingest x.jsonl: checked 9,000 (857/s)",
         "ingest x.jsonl: written 2,000/9,000 (2,000,000/s)",
         "ingest x.jsonl: written 9,000/9,000 (9,000/s)",
     ]
+    with Ticker("quick", clock=lambda: now[0]) as tick:
+        now[0] += 9.9
+        tick("checked", 5)
+    assert capsys.readouterr().err == ""
     with Ticker("quiet", quiet=True, clock=lambda: now[0]) as tick:
         now[0] += 5
         tick("checked", 1)

@@ -25,6 +25,7 @@ from gaf.cli.common import (
     out,
     parse_time,
     print_rows,
+    Ticker,
     signing_key,
     warn_ignored,
 )
@@ -59,11 +60,11 @@ def project(
     """
     now = to_instant(at) if at else datetime.now(timezone.utc)
     when = to_instant(as_of) if as_of else now
-    with open_store(store, read_only=dry_run) as s:  # a dry run reads, so it runs beside another process's writes
+    with open_store(store, read_only=dry_run) as s, Ticker(f"project {name}") as tick:  # a dry run reads, beside writers
         policy = policies.resolve(s, name, Projection, where="NAME")
         who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
         result = projection.project(s, policy, as_of=when, reviewer=who, at=now, dry_run=dry_run,
-                                    review=projection.ReviewPolicy(auto_accept_at))  # fmt: skip
+                                    review=projection.ReviewPolicy(auto_accept_at), progress=tick)  # fmt: skip
     data = result.to_dict(written=not dry_run)
     warn_ignored(result.evaluated.ignored_completeness)
     emit(as_json, data, lambda: _print_projection(data))
@@ -107,12 +108,12 @@ def close_(
       gaf close gaf:7cee… --rules rent-paid --subject rent:lease-17/2026-07 \\
           --as-of 2026-07-15
     """
-    with open_store(store) as s:
+    with open_store(store) as s, Ticker(f"close {subject}") as tick:
         rule_set = policies.resolve(s, rules, VerdictRules, where="--rules")
         when = parse_time(at)
         closed = closure.close(s, s.resolve_id(gaf_id, ("gaf",)), rule_set, subject=subject, as_of=to_instant(as_of),
                                closed_at=when, supersedes=[s.resolve_id(c, ("closure",)) for c in supersedes or []],
-                               signing_key=signing_key())  # fmt: skip
+                               signing_key=signing_key(), progress=tick)  # fmt: skip
         settled = None if as_json else whatif.settling(s, closed.closure.id)  # the text shows it; an exception's reason quotes it
         exceptions = lifecycle.route_exceptions(s, closed, when, settled)
     data = {"closure": closed.closure.id, "verdict": closed.verdict.to_json(), "policy_exceptions": [e.to_json() for e in exceptions]}
@@ -238,6 +239,6 @@ def whatif_(
     """
     from gaf.whatif import whatif as search
 
-    with open_store(store, read_only=True) as s:
-        report = search(s, s.resolve_id(closure_id, ("closure",)), max_size=max_size, seconds=seconds)
+    with open_store(store, read_only=True) as s, Ticker("whatif") as tick:
+        report = search(s, s.resolve_id(closure_id, ("closure",)), max_size=max_size, seconds=seconds, progress=tick)
     emit(as_json, report.to_dict(), lambda: out.print(report.text(), highlight=False, markup=False))

@@ -318,9 +318,10 @@ PROGRESS_EVERY = 10.0
 class Ticker:
     """Progress of long work on stderr, with counts and rate: ``tick(phase, done, total)``.
 
-    Nothing for the first second, so a quick command prints nothing; then, on a terminal,
-    one line redrawn in place, and elsewhere (a log) a line every ten seconds and the
-    last counts at the end. Never on stdout, so --json stays clean; --quiet shows none.
+    On a terminal, nothing for the first second, then one line redrawn in place; elsewhere (a
+    log), nothing for the first ten seconds, then a line at each new stage and every ten seconds,
+    and the last counts at the end — so work that ends within ten seconds prints the same
+    however loaded the machine. Never on stdout, so --json stays clean; --quiet shows none.
     """
 
     def __init__(self, what: str, *, quiet: bool = False, clock: Callable[[], float] = time.monotonic):
@@ -336,7 +337,9 @@ class Ticker:
         if phase != self.phase:
             self.phase, self.phase_started, self._told = phase, now, None
         self.done, self.total = done, total
-        if self.quiet or now - self.started < PROGRESS_AFTER:
+        # A terminal shows work that runs past a second; a log (a script, a docs session, a test)
+        # is told nothing for the first ten, so quick work prints the same there whatever the load.
+        if self.quiet or now - self.started < (PROGRESS_AFTER if err.is_terminal else PROGRESS_EVERY):
             return
         if err.is_terminal:
             if self._live is None:

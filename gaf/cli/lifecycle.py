@@ -21,6 +21,7 @@ from gaf.cli.common import (
     emit_rows,
     open_store,
     out,
+    Ticker,
     parse_time,
     print_rows,
 )
@@ -159,8 +160,9 @@ def policy_sway(
     """
     from gaf import lifecycle
 
-    with open_store(store, read_only=True) as s:
-        result = lifecycle.sway(s, policies.resolve(s, current, Projection, where="CURRENT"), policies.read_policy(s, proposed))
+    with open_store(store, read_only=True) as s, Ticker(f"sway {current}") as tick:
+        result = lifecycle.sway(s, policies.resolve(s, current, Projection, where="CURRENT"), policies.read_policy(s, proposed),
+                                progress=tick)  # fmt: skip
 
     def text() -> None:
         out.print(f"{result.judged} closure(s) judged, {len(result.flips)} would flip, {len(result.unchanged)} unchanged")

@@ -19,6 +19,7 @@ from gaf.projection.facts import ground_of
 from gaf.records import GAF, Decision, Derivation, Projection, Proposition, Record, ReviewSettings
 from gaf.records.ledger import statement_text
 from gaf.store.base import GafStore, ItemError, WriteReport
+from gaf.types import Progress, no_progress
 
 
 @dataclass(frozen=True)
@@ -204,6 +205,7 @@ def project(
     review: ReviewPolicy = ReviewPolicy(),
     reason: str = "accepted automatically under the review policy",
     dry_run: bool = False,
+    progress: Progress = no_progress,
 ) -> Projected:
     """Evaluate, accept what the review policy allows, and write the GAF: one transaction.
 
@@ -212,10 +214,11 @@ def project(
     splits the same way and writes nothing: the GAF it returns is the one a real
     run would write.
     """
-    evaluated = evaluate(store, policy, as_of=as_of)
+    evaluated = evaluate(store, policy, as_of=as_of, progress=progress)
     auto, routed = review.split(evaluated)
     # The threshold is recorded when it is not the default, so a recomputation uses the same one.
     settings = ReviewSettings(auto_accept_at=review.auto_accept_at) if review.auto_accept_at != 1.0 else None
+    progress("checking" if dry_run else "writing the accepted facts", len(auto), len(auto))
     report = accept(store, evaluated, auto, reviewer=reviewer, at=at, reason=reason, with_gaf=True, dry_run=dry_run, review=settings)
     return Projected(evaluated, evaluated.gaf([c.id for c in auto]), auto, routed, report)
 

@@ -31,6 +31,7 @@ from gaf.records import (
     Proposition,
 )
 from gaf.store.base import GafStore
+from gaf.types import Progress, no_progress
 
 
 @dataclass(frozen=True)
@@ -145,13 +146,16 @@ class Evaluated:
         return [c for c in self.candidates if c.id in wanted]
 
 
-def evaluate(store: GafStore, policy: Projection, *, as_of: datetime) -> Evaluated:
+def evaluate(store: GafStore, policy: Projection, *, as_of: datetime, progress: Progress = no_progress) -> Evaluated:
     """Evaluate a policy against the claims recorded by ``as_of``: writes nothing.
 
     The same store contents, policy and ``as_of`` always give the same evaluations,
-    candidates and ids, whatever order the claims arrived in.
+    candidates and ids, whatever order the claims arrived in. ``progress`` is told when the
+    claims are being read and when they are weighed.
     """
+    progress("reading the claims", 0, None)
     claims = cone_claims(store, policy, as_of)
+    progress("weighing the claims", len(claims), len(claims))
     return evaluate_over(policy, claims, as_of=as_of)
 
 
