@@ -156,7 +156,7 @@ def test_an_auditor_finds_the_july_closure_reads_why_and_follows_it_to_the_bank_
         assert f"{premise} — unknown" in text
     for atom in verdict.trace["would_settle"]:
         assert atom in text
-    page.screenshot(path=str(shots / "closure-july.png"), full_page=True)
+    page.screenshot(path=str(shots / "closure-july.png"))
 
     # Follow a premise down to the bank ledger's claim: the fact, the evaluation that admitted
     # it, the claim and its source.
@@ -183,7 +183,7 @@ def test_an_auditor_finds_the_july_closure_reads_why_and_follows_it_to_the_bank_
     for rid in reached:
         assert (f"/closures/{rid}" if rid.startswith("closure:") else f"/records/{rid}") in hrefs
     assert RENT_JULY in _text(page)
-    page.screenshot(path=str(shots / "impact-bank-ledger.png"), full_page=True)
+    page.screenshot(path=str(shots / "impact-bank-ledger.png"))
 
     # The closure that superseded July's: the store's answer, and its stored verdict.
     (later,) = store.superseded_by(c1.closure.id)
@@ -201,7 +201,7 @@ def test_an_auditor_finds_the_july_closure_reads_why_and_follows_it_to_the_bank_
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{served.url}/closures/{c1.closure.id}")
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
-    page.screenshot(path=str(shots / "closure-july-390.png"), full_page=True)
+    page.screenshot(path=str(shots / "closure-july-390.png"))
 
     assert not refused, refused
     context.close()
