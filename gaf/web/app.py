@@ -9,8 +9,8 @@ connection). A gaf error becomes its HTTP status and a JSON body ``{"error", "wh
 "where", "hint"}``; anything else becomes a 500 that says nothing of the code, its trace
 going to the server's log. Every response carries the security headers.
 
-The HTML pages of the auditor's workbench will be routes beside these (``gaf/web/pages.py``),
-through the same door.
+The HTML pages of the auditor's workbench are routes beside these (``gaf/web/pages.py``),
+behind the same tokens (sent once through a sign-in form, then kept in a cookie).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gaf.errors import (
@@ -351,14 +351,17 @@ def utc_now() -> datetime:
 
 
 def create_app(store: GafStore, settings: Settings, tokens: Tokens | None, *, clock: Callable[[], datetime] = utc_now) -> Starlette:
-    """The API over ``store``: every route of ``gaf.web.api.ENDPOINTS`` and its OpenAPI document.
+    """The API over ``store``: every route of ``gaf.web.api.ENDPOINTS`` and its OpenAPI document,
+    and beside it the auditor's pages (``gaf.web.pages``).
 
     ``tokens`` None serves without auth (``gaf serve --no-auth``, this machine only): every
     route is open and a body names the agent a write is recorded under."""
+    from gaf.web import pages
     from gaf.web.api import ENDPOINTS
 
     app = App(store, settings, tokens, clock)
-    routes = [Route(e.path, app.serve(e), methods=[e.method]) for e in ENDPOINTS]
+    routes: list[BaseRoute] = [Route(e.path, app.serve(e), methods=[e.method]) for e in ENDPOINTS]
+    routes += pages.routes(app)  # the auditor's pages, beside the API, through the same tokens
     web = Starlette(routes=routes, exception_handlers={HTTPException: _no_route})
     web.add_middleware(SecurityHeaders)
     web.state.gaf = app

@@ -1,0 +1,225 @@
+"""The auditor's workbench in a real browser: Playwright driving the system's chromium.
+
+A real uvicorn server serves the rent story's store (embedded) with tokens required, and
+the test walks the auditor's path as a person would: sign in, find the July closure from
+the search page, read why it was undetermined, follow a premise down to the bank ledger's
+claim, open what rests on the bank ledger, and reach the closure that superseded July's.
+What the page says is checked against the library's own answers (the stored verdict, the
+trace, the impact report), never against the app's HTML. Screenshots go to the test's
+tmp dir (docs/img/ holds copies of the key ones).
+
+Playwright's own browser download is not reachable here: the test launches the Debian
+``chromium`` binary. When it cannot, the test skips saying why — and fails instead when
+``CI`` or ``GAF_REQUIRE_BROWSER`` is set (``.ci/run`` sets it), so CI never passes without
+a browser really launched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import impact
+from gaf.records import Claim
+from gaf.records.ledger import statement_text
+from gaf.settings import Settings
+from gaf.web import Role, Tokens, create_app
+from tests.conftest import NOW
+from tests.rentcase import RENT_JULY, agent_id, authority, close_both
+
+
+def _required() -> bool:
+    return bool(os.environ.get("CI") or os.environ.get("GAF_REQUIRE_BROWSER"))
+
+
+def _no_browser(why: str) -> None:
+    message = f"no browser for the workbench test: {why}"
+    if _required():
+        pytest.fail(message + " (CI or GAF_REQUIRE_BROWSER is set: a browser is required; apt-get install chromium)")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _no_browser("playwright is not installed (pip install playwright)")
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        _no_browser("no chromium on PATH")
+    with sync_playwright() as p:
+        try:
+            launched = p.chromium.launch(executable_path=executable, args=["--no-sandbox", "--disable-gpu"])
+        except Exception as exc:  # Playwright's error names what the binary said
+            _no_browser(f"{executable} did not launch: {str(exc).splitlines()[0]}")
+        yield launched
+        launched.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Served:
+    """The rent story served over HTTP by a real uvicorn in a thread, with a reader's token."""
+
+    def __init__(self, store: Any, tmp_path: Path):
+        import uvicorn
+
+        self.store = store
+        self.c1, self.c2 = close_both(store)
+        authority(store)
+        tokens = Tokens(tmp_path / "tokens.json")
+        self.secret = tokens.create(agent=agent_id(store, "registry-clerk"), role=Role.reader, at=NOW).secret
+        app = create_app(store, Settings(store=store.location), tokens, clock=lambda: NOW)
+        port = _free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert self.server.started, "the server did not start"
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=20)
+        assert not self.thread.is_alive()
+
+
+@pytest.fixture
+def served(ladybug_store, tmp_path) -> Iterator[Served]:
+    s = Served(ladybug_store, tmp_path)
+    yield s
+    s.stop()
+
+
+def _text(page: Any) -> str:
+    return " ".join(page.inner_text("main").split())
+
+
+def _href(page: Any, text: str) -> str:
+    """The target of the one link whose text is exactly ``text``."""
+    found = page.get_by_role("link", name=text, exact=True)
+    assert found.count() >= 1, f"no link reads {text!r}"
+    return str(found.first.get_attribute("href"))
+
+
+def test_an_auditor_finds_the_july_closure_reads_why_and_follows_it_to_the_bank_ledger_and_what_superseded_it(browser, served, tmp_path):
+    store, c1, c2 = served.store, served.c1, served.c2
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    refused: list[str] = []  # what the browser's console says the Content-Security-Policy blocked
+    page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
+
+    # Signing in: a page sends the browser to the sign-in form; the token's secret goes in once.
+    page.goto(served.url + "/")
+    assert page.url.startswith(served.url + "/login")
+    page.fill("#token", served.secret)
+    page.click("button:has-text('Sign in')")
+    assert page.url == served.url + "/"
+    (cookie,) = [c for c in context.cookies() if c["name"] == "gaf_token"]
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+
+    # Find the July closure from the search page: the subject lists its closures.
+    page.fill("#q", RENT_JULY)
+    page.press("#q", "Enter")
+    july = store.get(c1.closure.id)
+    name = f"{july.subject}, closed {july.closed_at:%Y-%m-%d}"
+    assert _href(page, name) == f"/closures/{c1.closure.id}"
+    page.screenshot(path=str(shots / "search.png"))
+    page.get_by_role("link", name=name, exact=True).first.click()
+
+    # Why it was undetermined: the stored verdict's label and interval, each rule of its trace
+    # with its backing, and the premises it could not establish.
+    verdict = store.get(c1.verdict.id)
+    text = _text(page)
+    assert july.question in text
+    assert f"{verdict.label} — interval [{verdict.low:g}, {verdict.high:g}]" in text
+    for rule in verdict.trace["rules"]:
+        assert rule["name"] in text and rule["backing"] in text
+    for premise in {u for rule in verdict.trace["rules"] for u in rule["unknown_premises"]}:
+        assert f"{premise} — unknown" in text
+    for atom in verdict.trace["would_settle"]:
+        assert atom in text
+    page.screenshot(path=str(shots / "closure-july.png"))
+
+    # Follow a premise down to the bank ledger's claim: the fact, the evaluation that admitted
+    # it, the claim and its source.
+    bank = store.resolve_id("bank-ledger")
+    (claim,) = store.find(Claim, source=bank)
+    name = f"claim from bank-ledger, observed {claim.observed_at:%Y-%m-%d}"
+    assert _href(page, name) == f"/records/{claim.id}"
+    page.get_by_role("link", name=name, exact=True).first.click()
+    text = _text(page)
+    for s in claim.statements:
+        assert statement_text(s.predicate, s.subject, s.object, s.value, unit=s.unit) in text
+    assert _href(page, "bank-ledger") == f"/records/{bank}"
+    page.screenshot(path=str(shots / "claim-bank-ledger.png"), full_page=True)
+
+    # What rests on the bank ledger: every closure and verdict the library's impact report
+    # reaches, each a link under its subject.
+    page.get_by_role("link", name="bank-ledger", exact=True).first.click()
+    page.get_by_role("link", name="what rests on this source (impact)").click()
+    assert page.url == f"{served.url}/impact/source/{bank}"
+    report = impact.source_invalidated(store, bank)
+    reached = [a.id for a in report.affected if a.kind in ("closure", "verdict", "action")]
+    assert reached and {c1.closure.id, c2.closure.id} <= set(reached)
+    hrefs = set(page.eval_on_selector_all("main table a", "links => links.map(a => a.getAttribute('href'))"))
+    for rid in reached:
+        assert (f"/closures/{rid}" if rid.startswith("closure:") else f"/records/{rid}") in hrefs
+    assert RENT_JULY in _text(page)
+    page.screenshot(path=str(shots / "impact-bank-ledger.png"))
+
+    # The closure that superseded July's: the store's answer, and its stored verdict.
+    (later,) = store.superseded_by(c1.closure.id)
+    assert later == c2.closure.id
+    superseding = store.get(later)
+    name = f"{superseding.subject}, closed {superseding.closed_at:%Y-%m-%d}"
+    page.click(f"main table a[href='/closures/{later}']")
+    assert page.url == f"{served.url}/closures/{later}"
+    text = _text(page)
+    now = store.find("verdict", closure=later)[0]
+    assert f"{now.label} — interval [{now.low:g}, {now.high:g}]" in text
+    assert _href(page, f"{july.subject}, closed {july.closed_at:%Y-%m-%d}") == f"/closures/{c1.closure.id}"  # it supersedes July's
+
+    # A phone-wide window: nothing runs off the side.
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{served.url}/closures/{c1.closure.id}")
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.screenshot(path=str(shots / "closure-july-390.png"))
+
+    assert not refused, refused
+    context.close()
+
+
+def test_a_browser_without_the_token_sees_no_page_and_a_forged_form_is_refused(browser, served):
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{served.url}/closures/{served.c1.closure.id}")
+    assert page.url.startswith(served.url + "/login") and served.c1.verdict.label not in _text(page)
+    page.fill("#token", "gaf_not-a-token")
+    page.click("button:has-text('Sign in')")
+    assert "unknown token" in _text(page).lower() or "token" in _text(page).lower()
+    assert not [c for c in context.cookies() if c["name"] == "gaf_token"]
+    # A form whose CSRF token is not the session's is refused before the secret is looked at.
+    page.eval_on_selector("input[name=csrf]", "e => e.value = 'forged'")
+    page.fill("#token", served.secret)
+    page.click("button:has-text('Sign in')")
+    assert "CSRF" in _text(page)
+    assert not [c for c in context.cookies() if c["name"] == "gaf_token"]
+    context.close()
