@@ -44,7 +44,7 @@ def _no_browser(why: str) -> None:
     message = f"no browser for the workbench test: {why}"
     if _required():
         pytest.fail(message + " (CI or GAF_REQUIRE_BROWSER is set: a browser is required; apt-get install chromium)")
-    pytest.skip(message)
+    pytest.skip(reason=message)
 
 
 @pytest.fixture(scope="module")

@@ -371,9 +371,9 @@ def _forks(tx: Tx, new: list[Record]) -> dict[str, GafError]:
             named = first.setdefault((record.KIND, tuple(record.props()[f] for f in record.UNIQUE)), record.id)
             if named != record.id:
                 out[record.id] = _fork(record, [named], "earlier in the same batch")
+    by_id = {r.id: r for r in new}
     for rid, others in named_alike(tx.run, new).items():
-        record = next(r for r in new if r.id == rid)
-        out.setdefault(rid, _fork(record, others, "stored"))
+        out.setdefault(rid, _fork(by_id[rid], others, "stored"))
     return out
 
 
