@@ -3,7 +3,10 @@
 The oracle is the store's own list of ids, filtered by ``str.startswith``: every stored id,
 cut to 4, 5, 6, 8, 12 and 16 hex digits with its kind (and a sample without it), resolves to that id
 exactly when no other id of the kinds looked at starts the same way, and is refused as
-ambiguous otherwise."""
+ambiguous otherwise. The other way round, ids as people read them: every prefix a table
+prints is at least 12 hex digits, names one id of the output (and for ``gaf list``, of the
+store) and is as short as that allows, checked by brute force over the ids; pasted back into
+``gaf show`` it names its record; and beside it the table says what the record is."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
+from typer.testing import Result as CliResult
 
 from gaf.canonical import PREFIX_DIGITS, short_ids
 from gaf.cli import app
@@ -22,6 +26,7 @@ from gaf.cli.common import statement_text
 from gaf.errors import AmbiguousReference, InvalidRecord, UnknownReference
 from gaf.ledger import ingest
 from gaf.records import RECORD_TYPES, Agent
+from tests.conftest import RENT
 from tests.rentcase import RENT_JULY, close_both
 from tests.workers import AT
 
@@ -215,8 +220,8 @@ def test_gaf_list_lengthens_a_prefix_the_next_stored_id_shares_even_past_the_las
     monkeypatch.setattr(gaf.cli.records, "TABLE_ROWS", agents.index(first) + 1)  # the second twin is not shown
     shared = len(os.path.commonprefix([first, second]))
     listed = CliRunner().invoke(app, ["list", "agent", "--store", ladybug_store.location])
-    printed = [p for p in re.findall(r"agent:[0-9a-f]{4,}…", listed.output)]
-    assert listed.exit_code == 0 and second[:shared + 1] + "…" not in printed, listed.output
+    printed = re.findall(r"agent:[0-9a-f]{4,}…", listed.output)
+    assert listed.exit_code == 0 and second[: shared + 1] + "…" not in printed, listed.output
     assert first[: shared + 1] + "…" in printed, listed.output
     assert ladybug_store.resolve_id(first[: shared + 1]) == first
 
@@ -242,3 +247,23 @@ def test_tables_say_what_each_record_is_beside_its_id(ladybug_store):
         shown = short_ids(r.id for r in records)
         for record in records:
             assert rows[shown[record.id]].startswith(label(record)), (kind, rows[shown[record.id]])
+
+
+def test_an_agent_option_takes_a_key_an_id_or_a_prefix_of_one(tmp_path):
+    # The oracle: the reviewer each projection's decision records, read back as a whole id.
+    where = str(tmp_path / "store.lbug")
+    runner = CliRunner()
+
+    def gaf(*args: str) -> CliResult:
+        return runner.invoke(app, [*args, "--store", where])
+
+    for step in (["init"], ["ingest", str(RENT / "claims.yaml")], ["policy", "add", str(RENT / "policy.yaml")]):
+        assert gaf(*step).exit_code == 0
+    clerk = next(a["id"] for a in json.loads(gaf("list", "agent", "--json").output) if a["key"] == "registry-clerk")
+    for n, typed in enumerate(("registry-clerk", clerk, clerk[:18], clerk[6:20] + "…")):
+        projected = gaf("project", "rent-delinquency@1", "--reviewer", typed, "--as-of", "2026-07-15", "--at", f"2026-07-1{5 + n}")
+        assert projected.exit_code == 0, (typed, projected.output)
+    decisions = json.loads(gaf("list", "decision", "--json").output)
+    assert len(decisions) == 4 and {d["reviewer"] for d in decisions} == {clerk}
+    source = gaf("project", "rent-delinquency@1", "--reviewer", "bank-ledger", "--dry-run")
+    assert source.exit_code == 2 and "no agent with key 'bank-ledger'" in source.output, source.output  # a source's key is not an agent's

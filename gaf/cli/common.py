@@ -397,9 +397,9 @@ def named_by(records: Iterable[Record]) -> set[str]:
 def summary(record: Record, named: Mapping[str, Record] | None = None) -> str:
     """One line that says what a record is about, in the words people use for it: a key and
     name, NAME@VERSION, a proposition's text, a closure's subject. ``named``: the records it
-    points at (``named_by``); without one, the line says less, never an id."""
+    points at (``named_by``); without them it says less. Other kinds: their fields, less the ids."""
     r: Any = record
-    target = (named or {}).get(getattr(r, _NAMES.get(r.KIND, ""), ""))
+    target: Any = (named or {}).get(getattr(r, _NAMES.get(r.KIND, ""), ""))
     about = summary(target) if target is not None else ""
     if r.KIND in ("agent", "source"):
         return f"{r.key}: {r.name}"
@@ -429,15 +429,7 @@ def summary(record: Record, named: Mapping[str, Record] | None = None) -> str:
     if r.KIND == "action":
         amount = f" {r.amount}{' ' + r.unit if r.unit else ''}" if r.amount is not None else ""
         return f"{r.action_kind} {r.subject}{amount}" + (f" by {target.key}" if target is not None else "")
-    if r.KIND in ("policy_exception", "case_decision", "waiver", "appeal", "invalidation", "reopen", "decision", "action_status"):
-        said = getattr(r, "subject", None) or getattr(r, "decision", None) or getattr(r, "status", None) or getattr(r, "trigger", None)
-        reason = getattr(r, "reason", None) or getattr(r, "grounds", None)
-        return ": ".join(str(getattr(t, "value", t)) for t in (said, reason) if t)
-    return ", ".join(f"{k}={v}" for k, v in r.props().items() if v not in (None, [], "") and not _is_id(v))
-
-
-def _is_id(value: Any) -> bool:
-    return any(True for _ in _ids_in([value]))
+    return ", ".join(f"{k}={v}" for k, v in r.props().items() if v not in (None, [], "") and not any(_ids_in([v])))
 
 
 def statement_text(s: Any) -> str:
@@ -480,6 +472,7 @@ def _cells(rows: list[dict[str, Any]], columns: tuple[str, ...], among: Iterable
 
 
 def _ids_in(values: Iterable[Any]) -> Iterator[str]:
+    """The whole ids among values and the lists in them."""
     for value in values:
         if isinstance(value, list | tuple):
             yield from _ids_in(value)
