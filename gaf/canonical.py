@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
@@ -127,9 +129,45 @@ def kind_prefix(record_id: str) -> str:
 
 
 def short_id(record_id: str, digits: int = 12) -> str:
-    """An id as people read it in a table: its kind and first hex digits, ``kind:3f2a9c01be44…``."""
+    """An id cut to its kind and first hex digits, ``kind:3f2a9c01be44…``, for a message that
+    names one or two records. Output that lists records prints ``short_ids`` of all it lists."""
     kind, _, digest = record_id.partition(":")
     return f"{kind}:{digest[:digits]}…"
+
+
+#: The fewest hex digits a printed id prefix has: 48 bits, so a prefix people copy from
+#: docs or a terminal keeps naming its record as a store grows (git's seven drift).
+PREFIX_DIGITS = 12
+
+
+def short_ids(record_ids: Iterable[str], digits: int | None = None) -> dict[str, str]:
+    """Each id as output for people prints it: its kind and the fewest hex digits, never under
+    ``digits`` (``PREFIX_DIGITS``), that no other id of its kind among ``record_ids`` starts with —
+    ``closure:8cceb8f8d011…``, longer where two of them share their first twelve — so every
+    prefix printed, pasted back into a command, names the one record it stood for.
+
+    Unique among the ids given, not the whole store: asking the store per id is a scan on
+    LadybugDB (no index answers STARTS WITH), too slow for a table of a thousand rows. A
+    caller that can, passes the neighbours too (``gaf list`` passes the next id of the kind,
+    so its prefixes are unique in the store). Two stored ids of one kind sharing 48 bits is
+    about n²/2⁴⁹ likely (under 1 in 500 at a million), and then the prefix is refused as
+    ambiguous listing both (``GafStore.resolve_id``), never taken for the wrong record.
+    An id that needs all 64 digits is printed whole."""
+    ordered = sorted(set(record_ids))
+    shared = [0] * len(ordered)  # hex digits an id shares with its nearest neighbour of its kind
+    for i in range(1, len(ordered)):
+        before, after = ordered[i - 1], ordered[i]
+        common = len(os.path.commonprefix([before, after]))
+        colon = after.index(":") + 1
+        if common >= colon:  # one kind (its ids sort together): they share "kind:" and common - colon digits
+            shared[i - 1] = max(shared[i - 1], common - colon)
+            shared[i] = max(shared[i], common - colon)
+    shown = {}
+    for rid, n in zip(ordered, shared):
+        kind, _, hexes = rid.partition(":")
+        length = max(digits or PREFIX_DIGITS, n + 1)
+        shown[rid] = rid if length >= len(hexes) else f"{kind}:{hexes[:length]}…"
+    return shown
 
 
 class InvalidRecordId(InvalidRecord):

@@ -12,7 +12,7 @@ import html
 import json
 from typing import Any
 
-from gaf.canonical import kind_of, short_id
+from gaf.canonical import kind_of, short_ids
 from impact.analysis import ImpactReport
 
 COLUMNS = ("policy", "projection", "rules", "source", "completeness", "proposition", "claim", "evaluation", "fact",
@@ -66,14 +66,16 @@ def to_markdown(report: ImpactReport) -> str:
         lines += ["", "## Executed actions whose basis changed (verdict holds): review", ""]
         lines += [f"- `{a}`" for a in report.to_review]
     lines += ["", "## Affected records", "", "| record | status | reason | path from the trigger |", "|---|---|---|---|"]
+    shown = _prefixes(report)
     for a in report.affected:
-        path = " → ".join(f"`{short_id(p)}`" for p in a.path)
+        path = " → ".join(f"`{shown[p]}`" for p in a.path)
         lines.append(f"| `{a.id}` | {a.status} | {a.reason} | {path} |")
     return "\n".join(lines) + "\n"
 
 
 def to_html(report: ImpactReport) -> str:
     """A self-contained HTML page: headline, picture of the affected subgraph, and the tables."""
+    shown = _prefixes(report)
     body = [
         f"<h1>{html.escape(headline(report))}</h1>",
         f"<p>As of {html.escape(report.as_of)}.</p>" if report.as_of else "",
@@ -90,7 +92,7 @@ def to_html(report: ImpactReport) -> str:
     body += [
         "<h2>Affected records</h2>",
         _table(["record", "status", "reason", "path from the trigger"],
-               [[a.id, a.status, a.reason, " → ".join(short_id(p) for p in a.path)] for a in report.affected]),  # fmt: skip
+               [[a.id, a.status, a.reason, " → ".join(shown[p] for p in a.path)] for a in report.affected]),  # fmt: skip
         # The machine-readable report rides along; "</" is escaped so it cannot close the script.
         '<script type="application/json" id="impact">' + _script_safe(report.to_dict()) + "</script>",
     ]
@@ -140,6 +142,11 @@ def svg(report: ImpactReport) -> str:
         parts.append(f'<text x="20" y="{height - 6}" font-size="12">{len(nodes) - len(pictured)} more records are listed below but not pictured</text>')
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def _prefixes(report: ImpactReport) -> dict[str, str]:
+    """The ids a report's paths name, each as its shortest prefix unique among them."""
+    return short_ids(p for a in report.affected for p in a.path)
 
 
 def _script_safe(data: Any) -> str:

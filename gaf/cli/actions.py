@@ -10,7 +10,6 @@ import typer
 from gaf import policies
 from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, out, parse_time
 from gaf.errors import InvalidValue
-from gaf.ledger import resolve_key
 from gaf.records import ActionPolicy
 
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
@@ -22,7 +21,7 @@ def act_(
     verdict_id: Annotated[str, typer.Argument(help="The verdict the action executes.")],
     kind: Annotated[str, typer.Option("--kind", help="The kind of action, e.g. request-allocation.")],
     subject: Annotated[str, typer.Option(help="What the action targets.")],
-    by: Annotated[str, typer.Option("--by", help="Key or id of the agent who authorises it.")],
+    by: Annotated[str, typer.Option("--by", help="Key, id or id prefix of the agent who authorises it.")],
     grant: Annotated[str, typer.Option(help="The grant it acts under: its id or a unique prefix.")],
     policy: Annotated[str, typer.Option(help="The action policy: NAME or NAME@VERSION.")],
     key: Annotated[str, typer.Option("--key", help="Idempotency key: the same key never causes a second effect.")],
@@ -56,7 +55,7 @@ def act_(
     from gaf import actions
 
     with open_store(store) as s:
-        who = resolve_key(s, by, ("agent",), {}, "--by")
+        who = s.resolve_id(by, ("agent",))
         done = actions.act(
             s, verdict=s.resolve_id(verdict_id, ("verdict",)), action_kind=kind, subject=subject, authorised_by=who,
             grant=s.resolve_id(grant, ("grant",)), policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id,
@@ -86,7 +85,7 @@ def _print_acted(done: Any, what: str = "") -> None:
 @command(app)
 def compensate(
     action_id: Annotated[str, typer.Argument(help="The executed action whose effect was a mistake.")],
-    by: Annotated[str, typer.Option("--by", help="Key or id of the agent who authorises the compensation.")],
+    by: Annotated[str, typer.Option("--by", help="Key, id or id prefix of the agent who authorises the compensation.")],
     grant: Annotated[str, typer.Option(help="The grant it acts under (for the original kind or compensate:KIND): its id or a unique prefix.")],
     policy: Annotated[str, typer.Option(help="The action policy: NAME or NAME@VERSION.")],
     key: Annotated[str, typer.Option("--key", help="Idempotency key: the same key never causes a second effect.")],
@@ -111,7 +110,7 @@ def compensate(
 
     with open_store(store) as s:
         done = actions.compensate(
-            s, s.resolve_id(action_id, ("action",)), authorised_by=resolve_key(s, by, ("agent",), {}, "--by"),
+            s, s.resolve_id(action_id, ("action",)), authorised_by=s.resolve_id(by, ("agent",)),
             grant=s.resolve_id(grant, ("grant",)), policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id, idempotency_key=key, at=parse_time(at), reason=reason,
             executor=actions.WebhookExecutor(webhook) if webhook else None,
         )  # fmt: skip

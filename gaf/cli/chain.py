@@ -11,7 +11,7 @@ from rich.table import Table
 from gaf import closure, lifecycle, policies, projection, whatif
 
 # boilerplate: the names this command group takes from gaf/cli/common.py, one per line
-from gaf.canonical import short_id
+from gaf.canonical import short_ids
 from gaf.cli.common import (
     FormatOpt,
     JsonOpt,
@@ -30,7 +30,6 @@ from gaf.cli.common import (
     warn_ignored,
 )
 from gaf.errors import ExitCode, GafError
-from gaf.ledger import resolve_key
 from gaf.records import Projection, VerdictRules
 from gaf.types import to_instant
 
@@ -41,7 +40,7 @@ from gaf.types import to_instant
 @command(app)
 def project(
     name: Annotated[str, typer.Argument(help="The policy: NAME or NAME@VERSION.")],
-    reviewer: Annotated[str, typer.Option(help="Key or id of the agent the acceptance is recorded under.")],
+    reviewer: Annotated[str, typer.Option(help="Key, id or id prefix of the agent the acceptance is recorded under.")],
     as_of: Annotated[Optional[str], typer.Option(help="Transaction time to project as of (ISO 8601); default now.")] = None,
     auto_accept_at: Annotated[float, typer.Option(help="Accept candidates at or above this confidence; route the rest.")] = 1.0,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate and show the candidates; open the store read-only and write nothing.")] = False,
@@ -62,7 +61,7 @@ def project(
     when = to_instant(as_of) if as_of else now
     with open_store(store, read_only=dry_run) as s, Ticker(f"project {name}") as tick:  # a dry run reads, beside writers
         policy = policies.resolve(s, name, Projection, where="NAME")
-        who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+        who = s.resolve_id(reviewer, ("agent",))
         result = projection.project(s, policy, as_of=when, reviewer=who, at=now, dry_run=dry_run,
                                     review=projection.ReviewPolicy(auto_accept_at), progress=tick)  # fmt: skip
     data = result.to_dict(written=not dry_run)
@@ -71,7 +70,8 @@ def project(
 
 
 def _print_projection(data: dict[str, Any]) -> None:
-    t = Table(title=f"{data['policy']} as of {data['as_of']} → {short_id(data['gaf'])}" + ("" if data["written"] else " (dry run)"))
+    shown = short_ids([data["gaf"], *(row["claim"] for row in data["excluded"])])
+    t = Table(title=f"{data['policy']} as of {data['as_of']} → {shown[data['gaf']]}" + ("" if data["written"] else " (dry run)"))
     t.add_column("status")
     t.add_column("proposition")
     t.add_column("confidence", justify="right")
@@ -84,7 +84,7 @@ def _print_projection(data: dict[str, Any]) -> None:
     for p in data["rejected"]:
         t.add_row("[red]rejected[/]", p, "")
     for row in data["excluded"]:
-        t.add_row("[dim]excluded[/]", f"{row['proposition']}: {short_id(row['claim'])} {row['reason']}", "")
+        t.add_row("[dim]excluded[/]", f"{row['proposition']}: {shown[row['claim']]} {row['reason']}", "")
     out.print(t)
 
 

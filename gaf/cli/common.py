@@ -10,7 +10,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from datetime import datetime, timezone
 from enum import Enum
@@ -31,7 +31,7 @@ from rich.progress import (
 from rich.table import Table
 
 from gaf import __version__, signing
-from gaf.canonical import ID_PATTERN, short_id
+from gaf.canonical import ID_PATTERN, short_ids
 from gaf.errors import EXIT_CODES, GafError, InvalidRecord, InvalidValue
 from gaf.records import IgnoredDeclaration, Record, limits
 from gaf.records import statement_text as ledger_text
@@ -370,26 +370,69 @@ class Ticker:
 TABLE_ROWS = 1000
 
 
-def records_table(records: list[Record], limit: int = 50, *, total: int | None = None) -> Table:
-    """A readable table of records: kind, a short id and what each says; ``total`` when the
-    list given is only the first of them."""
-    table = rows_table([{"kind": r.KIND, "id": r.id, "what": summary(r)} for r in records[:limit]], ("kind", "id", "what"))
+def records_table(records: list[Record], limit: int = 50, *, total: int | None = None,
+                  named: Mapping[str, Record] | None = None) -> Table:  # fmt: skip
+    """A readable table of records: kind, a short id and what each says (``summary``, with the
+    records it names in ``named``: ``named_by(records)`` read in one call); ``total`` when the
+    list given is only the first of them. Records past ``limit`` are not shown, but the printed
+    prefixes tell them apart too: ``gaf list`` passes the next id of the kind, so its prefixes
+    are unique in the store."""
+    rows = [{"kind": r.KIND, "id": r.id, "what": summary(r, named or {})} for r in records[:limit]]
+    table = rows_table(rows, ("kind", "id", "what"), among=[r.id for r in records])
     more = (len(records) if total is None else total) - min(limit, len(records))
     if more > 0:
         table.caption = f"… and {more} more (--format ndjson or csv lists every one)"
     return table
 
 
-def summary(record: Record) -> str:
-    """One line that says what a record is about."""
-    if record.KIND in ("agent", "source"):
-        return f"{record.key}: {record.name}"  # type: ignore[attr-defined]
-    if record.KIND == "claim":
-        parts = [statement_text(s) for s in record.statements]  # type: ignore[attr-defined]
-        return f"{record.transformation} at {record.observed_at:%Y-%m-%d}: " + "; ".join(parts)  # type: ignore[attr-defined]
-    if record.KIND == "proposition":
-        return statement_text(record)
-    return ", ".join(f"{k}={v}" for k, v in list(record.props().items())[:3])
+#: The field of a record whose target ``summary`` reads beside it: a fact is its proposition's
+#: text, a verdict its closure's subject, a grant its agent's key.
+_NAMES = {"fact": "proposition", "evaluation": "proposition", "exclusion": "proposition", "derivation": "conclusion",
+          "verdict": "closure", "grant": "agent", "action": "authorised_by"}  # fmt: skip
+
+
+def named_by(records: Iterable[Record]) -> set[str]:
+    """The ids whose records ``summary`` reads beside ``records``: read them in one ``get_many``,
+    never one read a row."""
+    return {getattr(r, _NAMES[r.KIND]) for r in records if r.KIND in _NAMES}
+
+
+def summary(record: Record, named: Mapping[str, Record] | None = None) -> str:
+    """One line that says what a record is about, in the words people use for it: a key and
+    name, NAME@VERSION, a proposition's text, a closure's subject. ``named``: the records it
+    points at (``named_by``); without them it says less. Other kinds: their fields, less the ids."""
+    r: Any = record
+    target: Any = (named or {}).get(getattr(r, _NAMES.get(r.KIND, ""), ""))
+    about = summary(target) if target is not None else ""
+    if r.KIND in ("agent", "source"):
+        return f"{r.key}: {r.name}"
+    if r.KIND == "claim":
+        return f"{r.transformation} at {r.observed_at:%Y-%m-%d}: " + "; ".join(statement_text(s) for s in r.statements)
+    if r.KIND == "proposition":
+        return statement_text(r)
+    if r.KIND in ("projection", "rules", "action_policy", "policy"):
+        said = getattr(r, "question", None) or getattr(r, "text", None)
+        return f"{r.name}@{r.version}" + (f": {said}" if said else "")
+    if r.KIND == "policy_candidate":
+        return f"{r.name}: {r.text}"
+    if r.KIND in ("fact", "derivation"):
+        return about
+    if r.KIND == "evaluation":
+        return f"{r.outcome.value}: {about}"
+    if r.KIND == "exclusion":
+        return f"{about}: {r.reason}"
+    if r.KIND == "closure":
+        return f"{r.subject} as of {r.as_of:%Y-%m-%d}"
+    if r.KIND == "gaf":
+        return f"{len(r.facts)} facts, {len(r.unresolved)} unresolved, {len(r.rejected)} rejected"
+    if r.KIND == "verdict":
+        return f"{r.label} {r.strength:+}" + (f" about {target.subject}" if target is not None else "")
+    if r.KIND == "grant":
+        return f"{target.key if target is not None else 'an agent'} may {r.action_kind} {', '.join(r.subjects)}"
+    if r.KIND == "action":
+        amount = f" {r.amount}{' ' + r.unit if r.unit else ''}" if r.amount is not None else ""
+        return f"{r.action_kind} {r.subject}{amount}" + (f" by {target.key}" if target is not None else "")
+    return ", ".join(f"{k}={v}" for k, v in r.props().items() if v not in (None, [], "") and not any(_ids_in([v])))
 
 
 def statement_text(s: Any) -> str:
@@ -403,12 +446,14 @@ def warn_ignored(ignored: Sequence[IgnoredDeclaration]) -> None:
         sys.stderr.write(f"warning: completeness declaration {d.declaration} closes no scope: {d.reason}\n")
 
 
-def rows_table(rows: list[dict[str, Any]], columns: tuple[str, ...], *, title: str | None = None) -> Table:
+def rows_table(rows: list[dict[str, Any]], columns: tuple[str, ...], *, title: str | None = None,
+               among: Iterable[str] = ()) -> Table:  # fmt: skip
     """A table of rows for people: words wrap at the terminal's width, ids never (an id column
     keeps its width, so ``closure:8cceb8f8d011…`` is never cut to ``closure:06…``); a value that
-    is a whole id is shown as its prefix."""
+    is a whole id is shown as its shortest unique prefix among the table's ids and ``among``
+    (``gaf.canonical.short_ids``)."""
     t = Table(title=title)
-    cells = [{c: _cell(r.get(c, "")) for c in columns} for r in rows]
+    cells = _cells(rows, columns, among)
     for col in columns:
         width = max((len(r[col]) for r in cells), default=0)
         is_id = bool(cells) and all(not r[col] or ID_PREFIX.fullmatch(r[col]) for r in cells)
@@ -422,12 +467,28 @@ def rows_table(rows: list[dict[str, Any]], columns: tuple[str, ...], *, title: s
 ID_PREFIX = re.compile(r"([a-z_]+:[0-9a-f]{4,}…?)(, [a-z_]+:[0-9a-f]{4,}…?)*")
 
 
-def _cell(value: Any) -> str:
-    """A value as a table cell: a whole id shortened as tables print it, a list comma-separated."""
+def _cells(rows: list[dict[str, Any]], columns: tuple[str, ...], among: Iterable[str] = ()) -> list[dict[str, str]]:
+    """Rows as table cells: each whole id as its shortest prefix unique among all the rows' ids
+    (and ``among``), a list comma-separated."""
+    prefixes = short_ids([*_ids_in([r.get(c) for r in rows for c in columns]), *among])
+    return [{c: _cell(r.get(c, ""), prefixes) for c in columns} for r in rows]
+
+
+def _ids_in(values: Iterable[Any]) -> Iterator[str]:
+    """The whole ids among values and the lists in them."""
+    for value in values:
+        if isinstance(value, list | tuple):
+            yield from _ids_in(value)
+        elif isinstance(value, str) and ID_PATTERN.fullmatch(value):
+            yield value
+
+
+def _cell(value: Any, prefixes: dict[str, str]) -> str:
+    """A value as a table cell: a whole id as its prefix in ``prefixes``, a list comma-separated."""
     if isinstance(value, list | tuple):
-        return ", ".join(_cell(v) for v in value)
+        return ", ".join(_cell(v, prefixes) for v in value)
     text = "" if value is None else str(value)
-    return short_id(text) if ID_PATTERN.fullmatch(text) else text
+    return prefixes.get(text, text)
 
 
 def print_rows(rows: list[dict[str, Any]], columns: tuple[str, ...], *, title: str | None = None) -> None:
@@ -442,10 +503,10 @@ def print_rows(rows: list[dict[str, Any]], columns: tuple[str, ...], *, title: s
     if title:
         out.print(title, highlight=False)
     label = max(len(c) for c in columns)
-    for n, row in enumerate(rows, 1):
+    for n, row in enumerate(_cells(rows, columns), 1):
         out.print(f"─[ {n} ]" + "─" * max(0, min(out.width, 40) - 6 - len(str(n))), highlight=False)
         for col in columns:
-            out.print(f"{col.ljust(label)}  {_cell(row.get(col, ''))}", highlight=False)
+            out.print(f"{col.ljust(label)}  {row[col]}", highlight=False)
 
 
 AtOpt = Annotated[
@@ -463,4 +524,4 @@ def parse_time(text: str | None) -> datetime:
     return to_instant(text) if text else utc_now()
 
 
-ReviewerOpt = Annotated[str, typer.Option(help="Key or id of the agent the re-projection's acceptance is recorded under.")]
+ReviewerOpt = Annotated[str, typer.Option(help="Key, id or id prefix of the agent the re-projection's acceptance is recorded under.")]

@@ -8,14 +8,12 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.table import Table
 
 import impact
 from gaf import policies
-from gaf.canonical import short_id
-from gaf.cli.common import group, AsOfOpt, JsonOpt, StoreOpt, app, command, emit, open_store, out, progress_bar
+from gaf.canonical import short_ids
+from gaf.cli.common import group, AsOfOpt, JsonOpt, StoreOpt, app, command, emit, open_store, out, print_rows, progress_bar
 from gaf.errors import GafError
-from gaf.ledger import resolve_key
 from gaf.records import Projection, VerdictRules
 from gaf.store import GafStore
 from gaf.types import to_instant
@@ -55,19 +53,15 @@ def _impact(
 
     def text() -> None:
         out.print(headline(report), highlight=False)
-        t = Table()
-        for col in ("kind", "id", "status", "reason", "path"):
-            t.add_column(col)
-        for a in report.affected:
-            t.add_row(a.kind, short_id(a.id), a.status, a.reason, " → ".join(short_id(p) for p in a.path))
-        out.print(t)
+        shown = short_ids([*(a.id for a in report.affected), *(p for a in report.affected for p in a.path),
+                           *(c.closure for c in report.closures)])  # fmt: skip
+        print_rows([{"kind": a.kind, "id": shown[a.id], "status": a.status, "reason": a.reason,
+                     "path": " → ".join(shown[p] for p in a.path)} for a in report.affected],
+                   ("kind", "id", "status", "reason", "path"))  # fmt: skip
         if report.closures:
-            moved = Table(title="closures, recomputed")
-            for col in ("closure", "subject", "outcome", "verdict", "facts -lost ~weakened +gained"):
-                moved.add_column(col)
-            for row in closure_rows(report):
-                moved.add_row(short_id(row[0]), *row[1:])
-            out.print(moved)
+            columns = ("closure", "subject", "outcome", "verdict", "facts -lost ~weakened +gained")
+            print_rows([dict(zip(columns, [shown[row[0]], *row[1:]])) for row in closure_rows(report)], columns,
+                       title="closures, recomputed")  # fmt: skip
         for action in report.to_review:
             out.print(f"[yellow]executed action whose basis changed (its verdict holds): review[/] {action}", highlight=False)
         for action in report.to_compensate:
@@ -84,7 +78,7 @@ def _limits(depth: int, count: int, seconds: float | None) -> Limits:
 
 @command(impact_app, "source")
 def impact_source(
-    source: Annotated[str, typer.Argument(help="The invalidated source: its id or key.")],
+    source: Annotated[str, typer.Argument(help="The invalidated source: its key, id or id prefix.")],
     as_of: AsOfOpt = None, html_out: HtmlOpt = None, md_out: MarkdownOpt = None,
     max_depth: DepthOpt = 64, max_count: CountOpt = 1_000_000, seconds: SecondsOpt = None,
     store: StoreOpt = None, as_json: JsonOpt = False,
@@ -97,7 +91,7 @@ def impact_source(
       gaf impact source bank-ledger --html impact.html --json
     """
     def question(s: GafStore, **kw: Any) -> Any:
-        source_id = resolve_key(s, source, ("source",), {}, "SOURCE")
+        source_id = s.resolve_id(source, ("source",))
         return impact.source_invalidated(s, source_id, **kw)
 
     _impact(as_json, store, html_out, md_out, question, as_of=to_instant(as_of) if as_of else None, limits=_limits(max_depth, max_count, seconds))

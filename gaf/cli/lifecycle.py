@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from gaf import lifecycle, policies
-from gaf.canonical import short_id
+from gaf.canonical import short_ids
 # boilerplate: the names this command group takes from gaf/cli/common.py, one per line
 from gaf.cli.common import (
     AtOpt,
@@ -27,7 +27,6 @@ from gaf.cli.common import (
 )
 from gaf.cli.policy import policy_app
 from gaf.errors import GafError
-from gaf.ledger import resolve_key
 from gaf.records import Projection
 from gaf.types import to_instant
 
@@ -38,7 +37,7 @@ from gaf.types import to_instant
 @command(policy_app, "decide")
 def policy_decide(
     closure_id: Annotated[str, typer.Argument(help="The closure the case was decided in.")],
-    by: Annotated[str, typer.Option("--by", help="Key or id of the person (agent) deciding.")],
+    by: Annotated[str, typer.Option("--by", help="Key, id or id prefix of the person (agent) deciding.")],
     decision: Annotated[str, typer.Option(help="What was decided.")],
     reason: Annotated[str, typer.Option(help="Why.")],
     settles: Annotated[Optional[str], typer.Option(help="The policy exception this decision settles (takes it off the queue).")] = None,
@@ -58,7 +57,7 @@ def policy_decide(
           --settles policy_exception:…
     """
     with open_store(store) as s:
-        case = lifecycle.decide_case(s, s.resolve_id(closure_id, ("closure",)), decided_by=resolve_key(s, by, ("agent",), {}, "--by"), decision=decision,
+        case = lifecycle.decide_case(s, s.resolve_id(closure_id, ("closure",)), decided_by=s.resolve_id(by, ("agent",)), decision=decision,
                                      reason=reason, at=parse_time(at), settles=settles)  # fmt: skip
     emit(as_json, case.to_json(), lambda: out.print(
         f"case decision {case.id}" + (f" (settles {case.settles})" if case.settles else ""), highlight=False))  # fmt: skip
@@ -69,7 +68,7 @@ def policy_propose(
     rule_file: Annotated[Path, typer.Argument(help="A YAML file with one derivation rule.")],
     name: Annotated[str, typer.Option(help="The policy's name.")],
     text: Annotated[str, typer.Option(help="The policy in words.")],
-    by: Annotated[str, typer.Option("--by", help="Key or id of the proposer.")],
+    by: Annotated[str, typer.Option("--by", help="Key, id or id prefix of the proposer.")],
     case: Annotated[Optional[list[str]], typer.Option("--case", help="A case decision it generalises (repeatable).")] = None,
     at: AtOpt = None,
     store: StoreOpt = None, as_json: JsonOpt = False,
@@ -86,14 +85,14 @@ def policy_propose(
     rule = policies.read_derivation_rule(rule_file)
     with open_store(store) as s:
         candidate = lifecycle.propose(s, name=name, text=text, rule=rule, cases=case or [],
-                                      proposed_by=resolve_key(s, by, ("agent",), {}, "--by"), at=parse_time(at))  # fmt: skip
+                                      proposed_by=s.resolve_id(by, ("agent",)), at=parse_time(at))  # fmt: skip
     emit(as_json, candidate.to_json(), lambda: out.print(f"proposed {candidate.id}", highlight=False))
 
 
 @command(policy_app, "ratify")
 def policy_ratify(
     candidate_id: Annotated[str, typer.Argument(help="The policy candidate to ratify.")],
-    by: Annotated[str, typer.Option("--by", help="Key or id of the authority (an agent with the 'authority' role).")],
+    by: Annotated[str, typer.Option("--by", help="Key, id or id prefix of the authority (an agent with the 'authority' role).")],
     version: Annotated[int, typer.Option(help="The ratified policy's version.")],
     effective: Annotated[str, typer.Option(help="When it takes effect (ISO 8601).")],
     retroactive: Annotated[bool, typer.Option("--retroactive", help="It also governs closures decided before it took effect.")] = False,
@@ -116,7 +115,7 @@ def policy_ratify(
         candidate = s.get(candidate_id := s.resolve_id(candidate_id, ("policy_candidate",)))
         if not isinstance(candidate, PolicyCandidate):
             raise GafError(f"no policy candidate {candidate_id}")
-        ratified = lifecycle.ratify(s, candidate, authority=resolve_key(s, by, ("agent",), {}, "--by"), version=version,
+        ratified = lifecycle.ratify(s, candidate, authority=s.resolve_id(by, ("agent",)), version=version,
                                     effective=to_instant(effective), retroactive=retroactive, at=parse_time(at))  # fmt: skip
     emit(as_json, ratified.to_json(), lambda: out.print(f"ratified {ratified.name}@{ratified.version} as {ratified.id}", highlight=False))
 
@@ -125,7 +124,7 @@ def policy_ratify(
 def policy_waive(
     policy_id: Annotated[str, typer.Argument(help="The policy (action policy, projection, rules or ratified policy) id.")],
     closure_id: Annotated[str, typer.Option("--closure", help="The one decision let past it.")],
-    by: Annotated[str, typer.Option("--by", help="Key or id of the authority.")],
+    by: Annotated[str, typer.Option("--by", help="Key, id or id prefix of the authority.")],
     reason: Annotated[str, typer.Option(help="Why.")],
     at: AtOpt = None,
     store: StoreOpt = None, as_json: JsonOpt = False,
@@ -141,7 +140,7 @@ def policy_waive(
 
     with open_store(store) as s:
         waiver = lifecycle.waive(s, policy=s.resolve_id(policy_id, ("action_policy", "projection", "rules", "policy")),
-                                 closure=s.resolve_id(closure_id, ("closure",)), authority=resolve_key(s, by, ("agent",), {}, "--by"),
+                                 closure=s.resolve_id(closure_id, ("closure",)), authority=s.resolve_id(by, ("agent",)),
                                  reason=reason, at=parse_time(at))  # fmt: skip
     emit(as_json, waiver.to_json(), lambda: out.print(f"waiver {waiver.id}", highlight=False))
 
@@ -166,8 +165,9 @@ def policy_sway(
 
     def text() -> None:
         out.print(f"{result.judged} closure(s) judged, {len(result.flips)} would flip, {len(result.unchanged)} unchanged")
+        shown = short_ids(f["closure"] for f in result.flips)
         for f in result.flips:
-            out.print(f"  {short_id(f['closure'])} {f['subject']}: {f['from']} → {f['to']}", highlight=False)
+            out.print(f"  {shown[f['closure']]} {f['subject']}: {f['from']} → {f['to']}", highlight=False)
 
     emit(as_json, result.to_dict(), text)
 

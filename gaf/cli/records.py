@@ -29,6 +29,7 @@ from gaf.cli.common import (
     out,
     Ticker,
     progress_bar,
+    named_by,
     records_table,
     settings,
     verify_key,
@@ -124,13 +125,14 @@ def ingest(
             keep_ids=SHOWN,
         )
         written = s.get_many(report.write.written)
+        named = s.get_many(sorted(named_by(written.values())))
         data = {"file": name, "store": shown(s), **report.to_dict()}
-    emit(as_json, data, lambda: _print_ingest(data, [written[i] for i in report.write.written]))
+    emit(as_json, data, lambda: _print_ingest(data, [written[i] for i in report.write.written], named))
     if report.write.failed:
         raise typer.Exit(ExitCode.BAD_INPUT)
 
 
-def _print_ingest(data: dict[str, Any], written: list[Record]) -> None:
+def _print_ingest(data: dict[str, Any], written: list[Record], named: dict[str, Record]) -> None:
     out.print(
         f"read {data['read']} items from {data['file']}: "
         f"[green]{data['written']} written[/], {data['existing']} already stored, "
@@ -140,7 +142,7 @@ def _print_ingest(data: dict[str, Any], written: list[Record]) -> None:
     for failure in data["failed"]:
         err.print(f"  - {failure['where'] or failure['index']}: {failure['what']}", highlight=False)
     if written:
-        out.print(records_table(written, total=data["written"]))
+        out.print(records_table(written, total=data["written"], named=named))
 
 
 @command(app)
@@ -186,8 +188,9 @@ def list_(
     shape = chosen_format(as_json, fmt)
     with open_store(store, read_only=True) as s:
         if shape is Format.table:
-            records = list(itertools.islice(s.records(kind), TABLE_ROWS + 1))
-            out.print(records_table(records, limit=TABLE_ROWS, total=s.count(cls)))
+            records = list(itertools.islice(s.records(kind), TABLE_ROWS + 1))  # the one past the last shown: its neighbour
+            named = s.get_many(sorted(named_by(records[:TABLE_ROWS])))
+            out.print(records_table(records, limit=TABLE_ROWS, total=s.count(cls), named=named))
         else:
             fields = ["kind", "id", *(f for f in cls.model_fields if f not in ("kind", "id"))]
             emit_rows(shape, (r.to_json() for r in s.records(kind)), lambda rows: None, columns=fields)

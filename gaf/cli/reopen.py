@@ -11,7 +11,7 @@ from gaf import policies
 from gaf import reopen as reopening
 
 # boilerplate: the names this command group takes from gaf/cli/common.py, one per line
-from gaf.canonical import short_id
+from gaf.canonical import short_ids
 from gaf.cli.common import (
     AtOpt,
     AsOfOpt,
@@ -28,7 +28,6 @@ from gaf.cli.common import (
     signing_key,
 )
 from gaf.ledger import ingest as ingest_records
-from gaf.ledger import resolve_key
 from gaf.records import Claim, Projection
 from gaf.types import to_instant
 
@@ -41,8 +40,9 @@ app.add_typer(reopen_app, name="reopen")
 
 def _print_reopened(done: Any) -> None:
     out.print(f"reopen {done.event.id} ({done.event.trigger.value})", highlight=False)
+    shown = short_ids(step[end] for step in done.superseded for end in ("old", "new"))
     for step in done.superseded:
-        out.print(f"  {short_id(step['old'])} {step['old_label']} → {short_id(step['new'])} {step['new_label']}", highlight=False)
+        out.print(f"  {shown[step['old']]} {step['old_label']} → {shown[step['new']]} {step['new_label']}", highlight=False)
     if not done.superseded:
         out.print("  no standing closure was affected")
     for action in done.to_compensate:
@@ -71,7 +71,7 @@ def reopen_new_claim(
     with open_store(store) as s:
         report = ingest_records(s, path, recorded_at=recorded)
         claims = [r for r in s.get_many(report.write.written + report.write.existing).values() if isinstance(r, Claim)]
-        who = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+        who = s.resolve_id(reviewer, ("agent",))
         results = reopening.after_new_claims(s, claims, impact=impact, reviewer=who, at=recorded, as_of=when,
                                           signing_key=signing_key())
     def text() -> None:
@@ -83,8 +83,8 @@ def reopen_new_claim(
 
 @command(reopen_app, "source")
 def reopen_source(
-    source: Annotated[str, typer.Argument(help="The source to invalidate: its key or id.")],
-    by: Annotated[str, typer.Option("--by", help="Key or id of the agent declaring it invalid.")],
+    source: Annotated[str, typer.Argument(help="The source to invalidate: its key, id or id prefix.")],
+    by: Annotated[str, typer.Option("--by", help="Key, id or id prefix of the agent declaring it invalid.")],
     reason: Annotated[str, typer.Option(help="Why the source is invalid.")],
     invalid_from: Annotated[str, typer.Option(help="Claims observed from this time on count for nothing (ISO 8601).")],
     reviewer: ReviewerOpt, as_of: AsOfOpt = None, at: AtOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
@@ -101,9 +101,9 @@ def reopen_source(
 
     when = parse_time(as_of)
     with open_store(store) as s:
-        source_id = resolve_key(s, source, ("source",), {}, "SOURCE")
-        who = resolve_key(s, by, ("agent",), {}, "--by")
-        reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+        source_id = s.resolve_id(source, ("source",))
+        who = s.resolve_id(by, ("agent",))
+        reviewer_id = s.resolve_id(reviewer, ("agent",))
         done = reopening.after_invalidation(s, source_id, impact=impact, by=who, reason=reason,
                                             invalid_from=to_instant(invalid_from), reviewer=reviewer_id, at=parse_time(at),
                                             as_of=when, signing_key=signing_key())  # fmt: skip
@@ -129,7 +129,7 @@ def reopen_policy(
 
     with open_store(store) as s:
         previous = policies.resolve(s, old, Projection, where="OLD")
-        reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+        reviewer_id = s.resolve_id(reviewer, ("agent",))
         done = reopening.after_policy_change(s, previous, impact=impact, reviewer=reviewer_id, at=parse_time(at),
                                              as_of=parse_time(as_of), signing_key=signing_key())  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))
@@ -138,7 +138,7 @@ def reopen_policy(
 @command(reopen_app, "appeal")
 def reopen_appeal(
     closure_id: Annotated[str, typer.Argument(help="The closure appealed.")],
-    by: Annotated[str, typer.Option("--by", help="Key or id of the appellant.")],
+    by: Annotated[str, typer.Option("--by", help="Key, id or id prefix of the appellant.")],
     grounds: Annotated[str, typer.Option(help="The grounds of the appeal.")],
     reviewer: ReviewerOpt, as_of: AsOfOpt = None, at: AtOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
@@ -151,8 +151,8 @@ def reopen_appeal(
     """
     when = parse_time(as_of)
     with open_store(store) as s:
-        who = resolve_key(s, by, ("agent",), {}, "--by")
-        reviewer_id = resolve_key(s, reviewer, ("agent",), {}, "--reviewer")
+        who = s.resolve_id(by, ("agent",))
+        reviewer_id = s.resolve_id(reviewer, ("agent",))
         done = reopening.on_appeal(s, s.resolve_id(closure_id, ("closure",)), by=who, grounds=grounds, reviewer=reviewer_id, at=parse_time(at), as_of=when,
                                    signing_key=signing_key())
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))
