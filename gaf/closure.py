@@ -24,7 +24,7 @@ from gaf.errors import GafError, InvalidRecord, UnknownReference
 from gaf.policies import check_established
 from gaf.projection import IMPLEMENTATION, Evaluated, PolicyFacts, evaluate, ground_of, program_of
 from gaf.projection.cone import cone_of
-from gaf.records import GAF, AcceptedFact, Closure, Projection, Proposition, Record, Verdict, VerdictRules, matches_pattern
+from gaf.records import GAF, AcceptedFact, Closure, LogEntry, Projection, Proposition, Record, Verdict, VerdictRules, matches_pattern
 from gaf.signing import sign
 from gaf.store.base import GafStore
 from gaf.types import Interval, Progress, format_instant, no_progress
@@ -297,14 +297,33 @@ def replay(store: GafStore, closure_id: str, *, engine: str = ENGINE, judge_with
     judgement = judge_with(rules, facts, subject=closure.subject)
     fresh = {"label": judgement.label, "strength": judgement.strength, "low": judgement.low, "high": judgement.high}
     out.verdict = fresh
-    if stored_verdicts:
+    if not stored_verdicts:
+        differ("verdict", "the closure has no stored verdict: it was deleted out of band")
+    else:
         old = stored_verdicts[0]
         before = {"label": old.label, "strength": old.strength, "low": old.low, "high": old.high}
-        if before != fresh and out.identical:
+        if before != fresh and not _logged_with(store, closure.id, old.id):
+            differ("tampering", f"the stored verdict {old.id} was not written by gaf: the write log's link that "
+                                f"checkpoints the closure does not list it (verdict now {fresh}, stored {before})")  # fmt: skip
+        elif before != fresh and out.identical:
             differ("runtime/engine", f"same inputs, rules and facts, but the verdict is now {fresh}, was {before}")
         elif before != fresh:
             out.layers[-1]["detail"] += f" (verdict now {fresh['label']} {fresh['strength']:+}, was {before['label']} {before['strength']:+})"
     return out
+
+
+def _logged_with(store: GafStore, closure_id: str, verdict_id: str) -> bool:
+    """Whether the write log's link that checkpoints a closure lists its verdict, written in the same
+    transaction (a transaction's verdicts are its last ids logged, so its last link lists them all
+    unless there are more than a link holds). True when it cannot say: a closure made before the
+    log was kept, or a link that does not hold every verdict of its transaction (``gaf verify``
+    checks the whole log)."""
+    link_id = store.checkpoint_of(closure_id)
+    link = store.get(link_id) if link_id else None
+    if not isinstance(link, LogEntry):
+        return True
+    listed = link.written.get(Verdict.KIND, [])
+    return verdict_id in listed or len(listed) < len(link.checkpoints)
 
 
 def _read(store: GafStore, record_id: str, what: str) -> Record | None:

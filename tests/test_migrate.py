@@ -70,6 +70,7 @@ def load_legacy(store: GafStore, name: str = "rent") -> dict[str, Record]:
     for rid in order:
         store.put([records[rid]], at=to_instant(written[rid]))
     store._write(lambda tx: tx.run("MATCH (s:SchemaVersion) DELETE s"))  # the old gaf wrote no stamp
+    store._write(lambda tx: tx.run("MATCH (l:LogEntry) DETACH DELETE l"))  # nor a write log
     # The old gaf kept member lists in the body (schema 4 leaves them to the relationships).
     whole = [{"id": r.id, "label": r.LABEL, "body": r.body.decode()} for r in records.values() if r.stored_body != r.body]
     assert {w["label"] for w in whole} >= {"GAF", "Decision"}
@@ -193,7 +194,10 @@ def test_verify_names_a_closure_whose_cone_was_removed_behind_gafs_back(store):
     victim = sorted(answers()["replays"])[0]
     store._write(lambda tx: tx.run("MATCH (c:Cone)-[:CONE_OF]->(:Closure {id: $id}) DETACH DELETE c", {"id": victim}))
     report = verify(store)
-    assert [(d.id, "no recorded cone" in d.problem) for d in report.discrepancies] == [(victim, True)]
+    problems = {d.id: d.problem for d in report.discrepancies}
+    assert "no recorded cone" in problems.pop(victim)
+    (cone,) = problems  # and the write log, begun by the migration, misses the cone it listed
+    assert cone.startswith("cone:") and "is not stored" in problems[cone]
 
 
 def _legacy_records(name: str = "rent") -> list[dict]:

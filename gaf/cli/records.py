@@ -221,25 +221,40 @@ def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @command(app)
-def verify(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
-    """Recompute every content id and check every property and relationship; name each discrepancy.
+def verify(
+    deep: Annotated[bool, typer.Option("--deep", help="Also replay every closure and name each that differs.")] = False,
+    head: Annotated[Optional[str], typer.Option(help="A log head noted before (gaf verify prints it): the log must still hold it.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Recompute every content id and check every property, relationship and reference, and the
+    store against its write log; name each discrepancy.
 
-    Exit code 0 when the store is intact, 4 when anything differs.
+    A record deleted, inserted or replaced behind gaf's back is named from the write log (schema
+    version 5); keep the head it prints somewhere else and pass it back with --head to catch a log
+    rewritten since. Exit code 0 when the store is intact, 4 when anything differs.
 
     [b]Examples[/b]
 
       gaf verify
+      gaf verify --deep --head log_entry:5f0c…
       gaf verify --store neo4j://localhost:7687 --json
     """
     from gaf.verify import verify as check
 
     with open_store(store, read_only=True) as s, progress_bar(as_json) as bar:
         task = bar.add_task("verifying", total=sum(s.counts().values()))
-        report = check(s, verify_key=verify_key(), progress=lambda n: bar.update(task, completed=n))
+        report = check(s, verify_key=verify_key(), deep=deep, head=head, progress=lambda n: bar.update(task, completed=n))
 
     def text() -> None:
         state = "[green]intact[/]" if report.ok else f"[red]{len(report.discrepancies)} discrepancies[/]"
-        out.print(f"{report.checked} records checked: {state}")
+        replayed = f", {report.replayed} closures replayed" if report.replayed is not None else ""
+        out.print(f"{report.checked} records checked{replayed}: {state}")
+        if report.head:
+            out.print(f"write log: {report.logged} ids logged; its head, to note down for --head:", highlight=False)
+            out.print(f"  {report.head}", highlight=False)
+        for note in report.notes:
+            out.print(f"[yellow]note[/]: {note}", highlight=False)
         for d in report.discrepancies:
             out.print(f"  {d.id}: {d.problem}", highlight=False)
 

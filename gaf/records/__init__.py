@@ -77,7 +77,7 @@ from gaf.records.reopen import (
     Reopen,
     Trigger,
 )
-from gaf.records.schema import SchemaVersion
+from gaf.records.schema import LogEntry, SchemaVersion
 from gaf.records.verdict import (
     Band,
     Closure,
@@ -134,6 +134,7 @@ __all__ = [
     "RESERVED_PROPERTIES",
     "RatifiedPolicy",
     "SchemaVersion",
+    "LogEntry",
     "Record",
     "Reopen",
     "ReviewSettings",

@@ -19,7 +19,7 @@ from gaf.records.ledger import Agent, Claim, CompletenessDeclaration, Propositio
 from gaf.records.lifecycle import CaseDecision, PolicyCandidate, PolicyException, RatifiedPolicy, Waiver
 from gaf.records.projection import GAF, AcceptedFact, Decision, Derivation, Evaluation, Exclusion, Projection
 from gaf.records.reopen import Appeal, Reopen
-from gaf.records.schema import SchemaVersion
+from gaf.records.schema import LogEntry, SchemaVersion
 from gaf.records.verdict import Closure, Cone, ConeKey, Verdict, VerdictRules
 
 #: kind name -> record class, in the order of the chain; a kind not named here is neither stored nor read.
@@ -31,7 +31,7 @@ RECORD_TYPES: dict[str, type[Record]] = {
         VerdictRules, Closure, ConeKey, Cone, Verdict,
         Grant, ActionPolicy, Action, ActionStatus, Reopen,
         CaseDecision, PolicyCandidate, RatifiedPolicy, PolicyException, Waiver, Appeal,
-        SchemaVersion,
+        SchemaVersion, LogEntry,
     )
 }  # fmt: skip
 

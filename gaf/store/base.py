@@ -24,10 +24,10 @@ from typing import Any, Literal, Protocol, Self, TypeVar
 
 from gaf.canonical import kind_of
 from gaf.errors import BatchRejected, GafError, InvalidRecord, PolicyConflict, StoreError, UnknownReference
-from gaf.records import RECORD_TYPES, Record, SchemaVersion, parse_record
-from gaf.store.questions import STATEMENT_ROWS, Questions, Snapshot, chunks, dangling, existing_ids, named_alike
-from gaf.store.schema import SCHEMA_VERSION, GraphSchema, graph_schema, label_of
-from gaf.types import format_instant
+from gaf.records import RECORD_TYPES, LogEntry, Record, SchemaVersion, max_record_bytes, parse_record
+from gaf.store.questions import STATEMENT_ROWS, Questions, Snapshot, all_ids, chunks, dangling, existing_ids, log_head, named_alike
+from gaf.store.schema import LOG_IDS_PER_ENTRY, LOG_KEPT, SCHEMA_VERSION, GraphSchema, graph_schema, label_of
+from gaf.types import format_instant, to_instant
 
 Mode = Literal["atomic", "best_effort"]
 T = TypeVar("T")
@@ -209,7 +209,10 @@ class GafStore(Questions):
                 self._lock(tx, lock)
             if guard is not None:
                 guard(Snapshot(tx, self.dialect, self.location))
-            return _put_in(tx, batch, prepared, failed, mode, stamp)
+            report, new = _put_in(tx, batch, prepared, failed, mode, stamp)
+            if new:
+                _log(tx, new, prepared, stamp, self._take_log_turn)
+            return report
 
         return self._write(work)
 
@@ -218,6 +221,15 @@ class GafStore(Questions):
 
         The embedded store needs none: one process writes it at a time, and its writes are
         one transaction after another."""
+
+    def _take_log_turn(self, tx: Tx) -> None:
+        """Make concurrent writers append to the write log one after another, for the rest of the
+        transaction (each store knows how); the embedded store has one writer at a time."""
+
+    def missing_constraints(self) -> list[str]:
+        """The constraints gaf declares that the store lacks, by name (``gaf verify`` names them).
+        The embedded store's keys are part of its tables, so it lacks none."""
+        return []
 
     # ------------------------------------------------------------------ reading
 
@@ -296,8 +308,11 @@ class _Prepared:
         self.rows: dict[str, dict[str, Any]] = {rid: _node_row(r) for rid, r in self.batch.items()}
 
 
-def _put_in(tx: Tx, items: dict[int, Record], prep: _Prepared, failed: list[ItemError], mode: Mode, at: str | None) -> WriteReport:
-    """The body of ``put``: decide inside the transaction, so the decision and the write agree."""
+def _put_in(
+    tx: Tx, items: dict[int, Record], prep: _Prepared, failed: list[ItemError], mode: Mode, at: str | None
+) -> tuple[WriteReport, list[str]]:
+    """The body of ``put``: decide inside the transaction, so the decision and the write agree.
+    Returns the report and every id created (implied records included), in batch order."""
     report = WriteReport(failed=list(failed))
     # One existence question answers both "which are already stored" and "which targets resolve".
     stored = _existing_ids(tx, [*prep.batch, *prep.outside])
@@ -322,7 +337,49 @@ def _put_in(tx: Tx, items: dict[int, Record], prep: _Prepared, failed: list[Item
     _create(tx, new, prep, _inherited_times(new, prep), at)
     written = set(new)
     report.written = [r.id for r in prep.given if r.id in written]
-    return report
+    return report, new
+
+
+#: Kinds a transaction's last link lists (after the rest), beside the closures it checkpoints, so a
+#: replay finds a closure's verdict in the link that checkpoints it.
+_CHECKPOINTED = frozenset({"closure", "verdict", "cone"})
+
+
+def _log(tx: Tx, new: list[str], prep: _Prepared, at: str | None, take_turn: Callable[[Tx], None]) -> None:
+    """Append to the write log (``LogEntry``) the links listing the ids this transaction created,
+    chained to the head, the last one checkpointing the closures among them — in the same
+    transaction, so a record and its mention in the log are written together or not at all.
+
+    A store without a log (written before schema version 5) starts one only with the stamp that
+    brings it to version 5 (``gaf migrate``, or the stamp of a new store): the ids stored before
+    are then logged first, marked ``migrated``."""
+    take_turn(tx)
+    head = log_head(tx.run)
+    migrated: list[str] = []
+    if head is None:
+        if not any(isinstance(r, SchemaVersion) and r.version >= LOG_KEPT for r in (prep.batch[i] for i in new)):
+            return  # an older store, until gaf migrate brings it to the version that keeps the log
+        created = set(new)
+        migrated = [rid for rid in all_ids(tx.run) if rid not in created]
+    prev, seq = (head[0], head[1] + 1) if head else (None, 0)
+    closures = sorted(rid for rid in new if kind_of(rid) == "closure")
+    links: list[Record] = []
+    # A link lists as many ids as keep it under the record size limit (ids are ~80 bytes in JSON).
+    per_link = max(1, min(LOG_IDS_PER_ENTRY, (max_record_bytes() - 1024) // 100))
+    groups = [(list(c), True) for c in chunks(migrated, per_link)] + [
+        (list(c), False) for c in chunks(sorted(new, key=lambda rid: (kind_of(rid) in _CHECKPOINTED, rid)), per_link)
+    ]
+    for n, (ids, before) in enumerate(groups):
+        written: dict[str, list[str]] = defaultdict(list)
+        for rid in ids:
+            written[kind_of(rid)].append(rid)
+        last = n == len(groups) - 1
+        link = LogEntry(seq=seq, prev=prev, written=dict(written), checkpoints=closures if last else [],
+                        migrated=before, at=to_instant(at) if at else None)  # fmt: skip
+        links.append(link)
+        prev, seq = link.id, seq + 1
+    ready = _Prepared(links)
+    _create(tx, [r.id for r in links], ready, {}, at)
 
 
 def _inherited_times(new: list[str], prep: _Prepared) -> dict[str, str]:

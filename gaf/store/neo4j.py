@@ -150,6 +150,13 @@ class Neo4jStore(GafStore):
         self._schema_checked = True
         self._stamp_if_new()
 
+    def missing_constraints(self) -> list[str]:
+        expected = {f"gaf_{label}_id" for label in graph_schema().nodes}
+        expected |= {f"gaf_{label}_{'_'.join(unique)}" for label, unique in UNIQUE_BY_LABEL.items()}
+        with self._failures(), self._session(neo4j.READ_ACCESS) as session:
+            found = {row["name"] for row in session.run("SHOW CONSTRAINTS YIELD name RETURN name")}
+        return sorted(expected - found)
+
     def _session(self, access: str = neo4j.WRITE_ACCESS) -> neo4j.Session:
         if self.read_only:
             access = neo4j.READ_ACCESS
@@ -191,6 +198,11 @@ class Neo4jStore(GafStore):
         # Setting a property takes the node's write lock until the transaction ends. The
         # property is the store's own, never in the record's body or its id.
         tx.run(f"MATCH (n:{label_of(kind_of(record_id))} {{id: $id}}) SET n.gaf_locked = true", {"id": record_id})
+
+    def _take_log_turn(self, tx: Tx) -> None:
+        # Every appender locks the log's first link, so each reads the head the one before it
+        # wrote. Taken last in the transaction (after its own writes), so held only to commit.
+        tx.run("MATCH (l:LogEntry {seq: 0}) SET l.gaf_locked = true")
 
     def _read(self, work: Callable[[Tx], T]) -> T:
         with self._failures(), self._session(neo4j.READ_ACCESS) as session:

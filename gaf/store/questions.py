@@ -320,6 +320,18 @@ class Questions(abc.ABC):
         rows = self._rows(_SCHEMA_VERSION)
         return int(rows[0]["v"]) if rows and rows[0]["v"] is not None else None
 
+    def log_head(self) -> tuple[str, int] | None:
+        """The write log's last link, (id, seq): the state of the store a reader can note down and
+        later check ``gaf verify --head`` against; None when the store keeps no log (before schema
+        version 5, until ``gaf migrate``)."""
+        return log_head(self._rows)
+
+    def checkpoint_of(self, closure_id: str) -> str | None:
+        """The link of the write log that checkpoints a closure (the last link of the transaction
+        that closed it), or None (a closure made before the log was kept)."""
+        rows = self._rows(_CHECKPOINT_OF, {"id": closure_id})
+        return min(row["id"] for row in rows) if rows else None
+
     def holds_records(self) -> bool:
         """Whether the store holds any record at all (its own version stamps aside)."""
         return any(self._rows(_ANY[cls.LABEL]) for cls in RECORD_TYPES.values() if not cls.ABOUT_THE_STORE)
@@ -540,6 +552,18 @@ def named_alike(run: Callable[[str, dict[str, Any]], list[dict[str, Any]]], reco
     return {rid: sorted(set(others)) for rid, others in out.items()}
 
 
+def log_head(run: Callable[[str, dict[str, Any]], list[dict[str, Any]]]) -> tuple[str, int] | None:
+    """The write log's last link, (id, seq), or None for a store that keeps no log (``LogEntry``)."""
+    rows = run(_LOG_HEAD, {})
+    return (rows[0]["id"], int(rows[0]["seq"])) if rows else None
+
+
+def all_ids(run: Callable[[str, dict[str, Any]], list[dict[str, Any]]]) -> list[str]:
+    """Every stored id but the write log's own links, by id (what ``gaf migrate`` logs as there
+    when the log began)."""
+    return sorted(row["id"] for label in _LABELS if label != "LogEntry" for row in run(_IDS[label], {}))
+
+
 def _by_label(ids: Iterable[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = defaultdict(list)
     for rid in ids:
@@ -621,6 +645,10 @@ _WITHOUT_CONE = "MATCH (c:Closure) WHERE NOT EXISTS { MATCH (:Cone)-[:CONE_OF]->
 _SCHEMA_VERSION = "MATCH (s:SchemaVersion) RETURN max(s.version) AS v"
 # Whether a label holds any node.
 _ANY = {label: f"MATCH (n:{label}) RETURN n.id AS id LIMIT 1" for label in _LABELS}
+# The link that checkpoints a closure.
+_CHECKPOINT_OF = "MATCH (l:LogEntry)-[:CHECKPOINTS]->(:Closure {id: $id}) RETURN l.id AS id"
+# The write log's last link.
+_LOG_HEAD = "MATCH (l:LogEntry) RETURN l.id AS id, l.seq AS seq ORDER BY l.seq DESC LIMIT 1"
 # Verdicts of one closure.
 _VERDICTS_DECIDING = "MATCH (v:Verdict)-[:DECIDES]->(:Closure {id: $id}) RETURN v.id AS id"
 # Actions executing some verdicts.

@@ -29,13 +29,22 @@ from gaf.records import RECORD_TYPES, Record
 #:    relationships that were always written beside it, so a node stays under the record
 #:    size limit however large the GAF. Ids hash the whole record as before. Nothing to
 #:    rewrite: a body that still holds its lists (written before) is read as it is.
-SCHEMA_VERSION = 4
+#: 5. the write log: every write transaction appends ``LogEntry`` links listing the ids it
+#:    created, hash-chained (gaf/records/schema.py), so ``gaf verify`` names a record deleted,
+#:    inserted or replaced out of band. ``gaf migrate`` logs the records already stored as
+#:    the log's first links (marked ``migrated``); a store at version 4 keeps no log until then.
+SCHEMA_VERSION = 5
 #: The first version in which every closure has its cone recorded.
 CONES_RECORDED = 2
 #: The first version whose stored shape has units and top-ups.
 UNITS_RECORDED = 3
 #: The first version whose nodes may leave their member lists to their relationships.
 MEMBERS_HELD = 4
+#: The first version whose writes are logged.
+LOG_KEPT = 5
+#: The most ids one link of the write log lists (a transaction that writes more writes several):
+#: a link stays well under the record size limit.
+LOG_IDS_PER_ENTRY = 1000
 
 #: Node properties that Cypher filters on often enough to deserve an index.
 INDEXED: dict[str, tuple[str, ...]] = {
