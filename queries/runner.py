@@ -25,7 +25,7 @@ from typing import Any
 
 from gaf.errors import GafError, InvalidQuery, InvalidRecord, ReadOnlyViolation
 from gaf.store.base import GafStore, PlanStep
-from queries.cypher import READ_PROCEDURES, ReadQuery, parse_read
+from queries.cypher import READ_CLAUSES, READ_FUNCTIONS, READ_PROCEDURES, ReadQuery, parse_read
 
 LIBRARY = Path(__file__).parent / "library"
 
@@ -178,7 +178,32 @@ def reference(queries: dict[str, Query]) -> str:
         dialects = "Neo4j and LadybugDB" + (f" (LadybugDB variant: {', '.join(q.variants)})" if q.variants else "")
         lines += [f"## {q.name}", "", q.question, "", f"- parameters: {params}", f"- runs on: {dialects}",
                   f"- example: `{q.example}`", ""]  # fmt: skip
-    return "\n".join(lines)
+    return "\n".join(lines + _what_an_auditor_may_run())
+
+
+def _what_an_auditor_may_run() -> list[str]:
+    """The allow-lists the runner enforces, as the reference states them (generated, so never stale)."""
+    return [
+        "## What an auditor may run", "",
+        "A library query and an ad-hoc `--cypher` go through the same three gates, each of which stops a",
+        "write on its own: gaf parses the query (the reading subset of openCypher, `queries/cypher.py`);",
+        "on Neo4j the server's own plan (`EXPLAIN`, in the same READ transaction) may hold no step that",
+        "writes, loads a file, administers or calls a procedure off the list; and the query runs in a",
+        "READ transaction, on the embedded store in a database `gaf query` opens read-only.", "",
+        "- clauses: " + ", ".join(f"`{c}`" for c in READ_CLAUSES),
+        "- expressions: literals, `$parameters`, maps, lists, list and pattern comprehensions, `CASE`,",
+        "  `EXISTS { … }`, `COUNT { … }`, `COLLECT { … }`, map projections, `all`/`any`/`none`/`single`, `reduce`",
+        "- functions: " + ", ".join(f"`{f}`" for f in sorted(READ_FUNCTIONS)),
+        "- procedures: " + ", ".join(f"`{p}`" for p in sorted(READ_PROCEDURES)),
+        "", "Names are compared as parsed, whatever their case, backticks or comments. Everything else is",
+        "refused before it reaches the store, naming the word and its line and column: `CREATE`, `MERGE`,",
+        "`SET`, `DELETE`, `REMOVE`, `FOREACH`, `LOAD CSV`, `COPY`, `LOAD FROM`, `INSTALL`, `ATTACH`,",
+        "`EXPORT`/`IMPORT DATABASE`, `SHOW`, `TERMINATE`, `USE`, schema and user commands, `CALL { … } IN",
+        "TRANSACTIONS`, a second statement after `;`, and any other function or procedure. So is text that",
+        "could be read two ways: a name with letters beyond ASCII outside backticks (write `` `naïve` ``), a",
+        "character other than ASCII whitespace between words, and a `\\u` escape in a comment or backtick",
+        "name, or one that spells a quote or backslash in a string.", "",
+    ]  # fmt: skip
 
 
 def favorites(queries: dict[str, Query]) -> bytes:
