@@ -3,10 +3,16 @@
 Each query is a ``.cypher`` file whose header says its name, the question it
 answers, its parameters and an example; a ``NAME.ladybug.cypher`` beside it is
 the embedded store's variant where the dialects differ. The runner loads them,
-checks the parameters, refuses anything that would write before it reaches the
-store — CREATE, MERGE, SET, DELETE, REMOVE, DROP, LOAD CSV, FOREACH, procedure
-calls that are not known to be read-only — and runs the rest in a read
-transaction, so even a query that slipped past the check could not write.
+checks the parameters, and lets a query through three gates, each of which would
+stop a write on its own:
+
+1. gaf's own parse (queries/cypher.py): only the reading subset of Cypher, with
+   functions and procedures from allow-lists, matched on the parsed name;
+2. on Neo4j, the server's plan (EXPLAIN, in the same read transaction): no step
+   that writes, loads a file, administers, or calls a procedure off the list;
+3. the store's own read-only mode: a READ transaction on Neo4j, and on the
+   embedded store a read-only transaction — in a database that the auditor's
+   commands (``gaf query``) open read-only.
 """
 
 from __future__ import annotations
@@ -18,47 +24,48 @@ from pathlib import Path
 from typing import Any
 
 from gaf.errors import GafError, InvalidQuery, InvalidRecord, ReadOnlyViolation
-from gaf.store.base import GafStore
+from gaf.store.base import GafStore, PlanStep
+from queries.cypher import READ_CLAUSES, READ_FUNCTIONS, READ_PROCEDURES, ReadQuery, parse_read
 
 LIBRARY = Path(__file__).parent / "library"
 
-#: Clauses that write, in any Cypher dialect gaf speaks.
-WRITE_CLAUSES = ("CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "DROP", "FOREACH", "LOAD", "COPY", "ALTER",
-                 "INSTALL", "ATTACH", "IMPORT", "EXPORT", "BEGIN", "COMMIT", "ROLLBACK", "CHECKPOINT")  # fmt: skip
-#: Procedures known not to write.
-READ_PROCEDURES = frozenset({"db.labels", "db.relationshiptypes", "db.propertykeys", "db.schema.visualization",
-                             "db.schema.nodetypeproperties", "db.schema.reltypeproperties", "table_info", "show_tables",
-                             "db.indexes", "db.constraints"})  # fmt: skip
-
-_STRINGS = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`")
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+#: Operators of a Neo4j plan that write, read files, take locks for a write, or administer
+#: (matched as prefixes of the operator's name): a read's plan has none of them.
+NOT_READ_OPERATORS = ("Create", "Merge", "Set", "Delete", "DetachDelete", "Remove", "Foreach", "LoadCSV",
+                      "Transaction", "Lock", "AssertSame", "AssertingMulti", "Show", "Terminate", "Drop", "Alter",
+                      "Grant", "Deny", "Revoke", "Start", "Stop", "Enable", "Rename", "Deallocate", "Reallocate",
+                      "DoNothingIfExists", "Ensure", "AssertAllowed", "AssertNot", "SystemProcedureCall", "Copy",
+                      "NoPlanFromTheServer", "UnnamedStep")  # a plan gaf could not read is no read  # fmt: skip
+#: Neo4j plans administration and schema commands in runtimes of their own.
+NOT_READ_RUNTIMES = frozenset({"SYSTEM", "SCHEMA"})
 
 
-def check_read_only(cypher: str) -> None:
-    """Refuse, before it reaches the store, a query that could write. Says which word and where."""
-    text = _COMMENTS.sub(lambda m: " " * len(m.group()), cypher)
-    text = _STRINGS.sub(lambda m: " " * len(m.group()), text)
-    for match in _WORD.finditer(text):
-        word = match.group().upper()
-        line = text.count("\n", 0, match.start()) + 1
-        if word in WRITE_CLAUSES:
-            raise ReadOnlyViolation(
-                f"{match.group()} writes; auditor queries are read-only",
-                where=f"line {line}, column {match.start() - text.rfind(chr(10), 0, match.start())}",
-                hint="queries run in read transactions; change data through gaf's own commands",
-            )
-        if word == "CALL":
-            rest = text[match.end():].lstrip()
-            proc = _WORD.match(rest)
-            if proc is None or rest.startswith("{"):
-                continue  # a subquery: its clauses are checked like the rest
-            if proc.group().lower() not in READ_PROCEDURES:
-                raise ReadOnlyViolation(
-                    f"procedure {proc.group()} is not known to be read-only",
-                    where=f"line {line}",
-                    hint=f"read-only procedures: {', '.join(sorted(READ_PROCEDURES))}",
-                )
+def check_read_only(cypher: str) -> ReadQuery:
+    """Refuse, before it reaches the store, a query that is not a read: it must parse as one
+    statement of the reading subset of Cypher (queries/cypher.py), calling only read-only
+    functions and procedures. Says which word and where."""
+    return parse_read(cypher)
+
+
+def check_plan(plan: PlanStep) -> None:
+    """Refuse a query whose plan (the store's own EXPLAIN, before it runs) has a step that
+    writes, reads a file, administers, or calls a procedure not known to be read-only.
+
+    The store's planner read the query, not gaf's parser: a query the parser mis-read as a
+    read is still refused here."""
+    hint = "docs/queries.md lists what an auditor may run"
+    if plan.runtime.upper() in NOT_READ_RUNTIMES:
+        raise ReadOnlyViolation(f"the store plans this query as a {plan.runtime} command, not a read", hint=hint)
+    for step in plan.walk():
+        if step.operator.startswith(NOT_READ_OPERATORS):
+            raise ReadOnlyViolation(f"the store's plan for this query has a {step.operator} step, which is not a read",
+                                    where=step.details or None, hint=hint)  # fmt: skip
+        if step.operator.startswith("ProcedureCall"):
+            name = step.details.partition("(")[0].replace("`", "").strip()
+            if name.lower() not in READ_PROCEDURES:
+                raise ReadOnlyViolation(f"the store's plan calls procedure {name or '(unnamed)'}, not known to be read-only",
+                                        where=step.details or None,
+                                        hint=f"read-only procedures: {', '.join(sorted(READ_PROCEDURES))}")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -135,7 +142,7 @@ def run(store: GafStore, query: Query | str, params: dict[str, Any] | None = Non
         cypher = query.for_dialect(store.dialect)
     check_read_only(cypher)
     try:
-        return store.read(cypher, params)
+        return store.read(cypher, params, vet=check_plan)
     except GafError:
         raise
     except Exception as exc:  # the server's own refusal, e.g. a write in a read transaction
@@ -171,7 +178,32 @@ def reference(queries: dict[str, Query]) -> str:
         dialects = "Neo4j and LadybugDB" + (f" (LadybugDB variant: {', '.join(q.variants)})" if q.variants else "")
         lines += [f"## {q.name}", "", q.question, "", f"- parameters: {params}", f"- runs on: {dialects}",
                   f"- example: `{q.example}`", ""]  # fmt: skip
-    return "\n".join(lines)
+    return "\n".join(lines + _what_an_auditor_may_run())
+
+
+def _what_an_auditor_may_run() -> list[str]:
+    """The allow-lists the runner enforces, as the reference states them (generated, so never stale)."""
+    return [
+        "## What an auditor may run", "",
+        "A library query and an ad-hoc `--cypher` go through the same three gates, each of which stops a",
+        "write on its own: gaf parses the query (the reading subset of openCypher, `queries/cypher.py`);",
+        "on Neo4j the server's own plan (`EXPLAIN`, in the same READ transaction) may hold no step that",
+        "writes, loads a file, administers or calls a procedure off the list; and the query runs in a",
+        "READ transaction, on the embedded store in a database `gaf query` opens read-only.", "",
+        "- clauses: " + ", ".join(f"`{c}`" for c in READ_CLAUSES),
+        "- expressions: literals, `$parameters`, maps, lists, list and pattern comprehensions, `CASE`,",
+        "  `EXISTS { … }`, `COUNT { … }`, `COLLECT { … }`, map projections, `all`/`any`/`none`/`single`, `reduce`",
+        "- functions: " + ", ".join(f"`{f}`" for f in sorted(READ_FUNCTIONS)),
+        "- procedures: " + ", ".join(f"`{p}`" for p in sorted(READ_PROCEDURES)),
+        "", "Names are compared as parsed, whatever their case, backticks or comments. Everything else is",
+        "refused before it reaches the store, naming the word and its line and column: `CREATE`, `MERGE`,",
+        "`SET`, `DELETE`, `REMOVE`, `FOREACH`, `LOAD CSV`, `COPY`, `LOAD FROM`, `INSTALL`, `ATTACH`,",
+        "`EXPORT`/`IMPORT DATABASE`, `SHOW`, `TERMINATE`, `USE`, schema and user commands, `CALL { … } IN",
+        "TRANSACTIONS`, a second statement after `;`, and any other function or procedure. So is text that",
+        "could be read two ways: a name with letters beyond ASCII outside backticks (write `` `naïve` ``), a",
+        "character other than ASCII whitespace between words, and a `\\u` escape in a comment or backtick",
+        "name, or one that spells a quote or backslash in a string.", "",
+    ]  # fmt: skip
 
 
 def favorites(queries: dict[str, Query]) -> bytes:

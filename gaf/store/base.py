@@ -72,6 +72,25 @@ class WriteReport:
         }
 
 
+@dataclass(frozen=True)
+class PlanStep:
+    """One step of the plan a store made for a query without running it (Neo4j's EXPLAIN).
+
+    The auditor query runner reads it before the query runs, so that the store's own
+    reading of a query — not only gaf's — decides whether it is a read."""
+
+    operator: str  # e.g. "ProcedureCall", "NodeByLabelScan" (Neo4j's "@neo4j" suffix dropped)
+    details: str = ""  # the step's own account of itself, e.g. "db.labels() :: (label :: STRING)"
+    runtime: str = ""  # on the plan's root: the runtime it was planned for (SYSTEM for administration)
+    children: tuple[PlanStep, ...] = ()
+
+    def walk(self) -> Iterator[PlanStep]:
+        """This step and every step below it."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
 class GafStore(Questions):
     """The store interface: append records, read them back, run read-only Cypher.
 
@@ -121,11 +140,15 @@ class GafStore(Questions):
     def _read(self, work: Callable[[Tx], T]) -> T:
         """Run ``work`` in one read-only transaction."""
 
-    def read(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    def read(
+        self, cypher: str, params: dict[str, Any] | None = None, *, vet: Callable[[PlanStep], None] | None = None
+    ) -> list[dict[str, Any]]:
         """Run one query in a read-only transaction and return its rows as dicts.
 
         For the auditor query runner (queries/): gaf's own reads are the named
-        questions of gaf.store.questions."""
+        questions of gaf.store.questions. A store that can plan a query without
+        running it (Neo4j) first shows ``vet`` the plan, in the same transaction, and
+        runs nothing if ``vet`` raises; the embedded store makes no plan to show."""
         return self._read(lambda tx: tx.run(cypher, params))
 
     # ------------------------------------------------------------------ writing

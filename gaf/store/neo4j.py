@@ -38,7 +38,7 @@ from neo4j.exceptions import (
 from gaf.canonical import kind_of
 from gaf.errors import StoreError, StoreUnavailable
 from gaf.settings import DEFAULT_RETRY_SECONDS
-from gaf.store.base import GafStore, Tx, WriteReport
+from gaf.store.base import GafStore, PlanStep, Tx, WriteReport
 from gaf.store.schema import INDEXED, UNIQUE_BY_LABEL, graph_schema, label_of
 
 T = TypeVar("T")
@@ -55,6 +55,22 @@ class _Neo4jTx:
 
     def run(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         return [record.data() for record in self._tx.run(cypher, params or {})]
+
+
+def _plan(plan: dict[str, Any] | None) -> PlanStep:
+    """The driver's plan (a dict of operatorType, args, children) as gaf's PlanStep.
+
+    No plan at all is a step named so, which nothing admits: a query is run only once
+    its plan has been read."""
+    if not isinstance(plan, dict):
+        return PlanStep("NoPlanFromTheServer")
+    args = plan.get("args") or {}
+    return PlanStep(
+        operator=str(plan.get("operatorType") or "UnnamedStep").partition("@")[0],
+        details=str(args.get("Details") or args.get("details") or ""),
+        runtime=str(args.get("runtime") or args.get("Runtime") or ""),
+        children=tuple(_plan(child) for child in plan.get("children") or ()),
+    )
 
 
 def without_password(uri: str) -> str:
@@ -207,6 +223,19 @@ class Neo4jStore(GafStore):
     def _read(self, work: Callable[[Tx], T]) -> T:
         with self._failures(), self._session(neo4j.READ_ACCESS) as session:
             return session.execute_read(lambda tx: work(_Neo4jTx(tx)))
+
+    def read(
+        self, cypher: str, params: dict[str, Any] | None = None, *, vet: Callable[[PlanStep], None] | None = None
+    ) -> list[dict[str, Any]]:
+        """The query's rows; with ``vet``, its plan first (EXPLAIN, in the same READ transaction)."""
+
+        def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
+            if vet is not None:
+                vet(_plan(tx.run("EXPLAIN " + cypher, params or {}).consume().plan))
+            return [record.data() for record in tx.run(cypher, params or {})]
+
+        with self._failures(), self._session(neo4j.READ_ACCESS) as session:
+            return session.execute_read(work)
 
     @contextmanager
     def _failures(self) -> Iterator[None]:
