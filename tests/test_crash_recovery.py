@@ -40,7 +40,7 @@ from gaf.policies import publish, read_rules
 from gaf.projection import project
 from gaf.records import RECORD_TYPES
 from gaf.store import GafStore
-from gaf.store.ladybug import LadybugStore
+from gaf.store.ladybug import LadybugStore, _writer_holds
 from gaf.verify import verify
 from tests.conftest import NOW, RENT, ROOT
 from tests.figures import record
@@ -262,3 +262,15 @@ def test_a_reader_waits_for_a_writer_holding_a_pending_store_and_then_says_what_
         holder.wait(timeout=30)
     with LadybugStore(pending, read_only=True, wait=0.5) as reader:  # the writer gone, the reader recovers
         assert reader.recovered and verify(reader).ok
+
+
+def test_a_reader_never_probes_the_lock_of_a_writer_in_its_own_process(world, tmp_path):
+    """POSIX takes a process's lock on a file away when it unlocks any descriptor of that file: a
+    reader probing the lock of a store this process writes would leave that writer unguarded."""
+    store = copy(world, tmp_path / "own")
+    with LadybugStore(store):
+        assert _writer_holds(store)  # this process's writer, known without touching the lock
+        second = subprocess.run([sys.executable, "-c", "import ladybug, sys; ladybug.Database(sys.argv[1])", str(store)],
+                                capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert second.returncode != 0 and "lock" in second.stderr.lower()  # our writer still holds the store
+    assert not _writer_holds(store)

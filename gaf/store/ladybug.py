@@ -4,7 +4,8 @@ A new user runs gaf with nothing installed but Python. LadybugDB speaks Cypher,
 so the queries are the same as on Neo4j except where its dialect differs (one
 label per node, ``label(r)`` for a relationship's type). Its schema is declared
 up front from the record classes. One process may write at a time: a second
-writer is refused by the database's file lock, and gaf says so.
+writer is refused by the database's file lock, and gaf says so. A reader that finds
+the checkpoint of a killed writer pending completes it before it reads.
 """
 
 from __future__ import annotations
@@ -91,7 +92,10 @@ def _writer_holds(target: Path) -> bool:
     given back at once — the probe writes nothing and holds nothing."""
     if target.resolve() in _WRITING:
         return True
-    fd = os.open(target, os.O_RDONLY)
+    try:
+        fd = os.open(target, os.O_RDONLY)
+    except OSError:
+        return True  # unreadable, so nothing can be told of it: wait, as for a writer
     try:
         fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError:
