@@ -210,10 +210,13 @@ def open_store(target: str | None, *, read_only: bool = False) -> GafStore:
     """The store a command names (--store, else $GAF_STORE, else the .gaf/store.lbug found here or
     in a parent). A command that writes says where, in its human form, on stderr (``store:
     <absolute path or URI>``, one line): a write to a store nobody meant is seen, and stdout
-    stays the command's output; with --json the program that reads it named the store."""
+    stays the command's output; with --json the program that reads it named the store. A reader
+    that had to complete the recovery a killed writer left pending says so on stderr, in either form."""
     opened = open_named_store(target, read_only=read_only, settings=settings())
     if not read_only and not _AS_JSON.get():
         sys.stderr.write(f"store: {shown(opened)}\n")
+    if opened.recovered:
+        sys.stderr.write(f"note: a writer of {shown(opened)} was killed mid-checkpoint; its recovery was completed before reading\n")
     return opened
 
 

@@ -131,6 +131,9 @@ class GafStore(Questions):
 
     #: whether the store was opened read-only (then every write is refused)
     read_only: bool = False
+    #: whether opening it first completed a recovery that a killed writer left pending (only
+    #: the embedded store's readers ever do: a Neo4j server recovers itself)
+    recovered: bool = False
 
     @abc.abstractmethod
     def _write(self, work: Callable[[Tx], WriteReport]) -> WriteReport:

@@ -4,11 +4,14 @@ A new user runs gaf with nothing installed but Python. LadybugDB speaks Cypher,
 so the queries are the same as on Neo4j except where its dialect differs (one
 label per node, ``label(r)`` for a relationship's type). Its schema is declared
 up front from the record classes. One process may write at a time: a second
-writer is refused by the database's file lock, and gaf says so.
+writer is refused by the database's file lock, and gaf says so. A reader that finds
+the checkpoint of a killed writer pending completes it before it reads.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -67,7 +70,9 @@ CHECKPOINT_WAIT = 10.0
 #: How LadybugDB refuses a read-only open in the middle of a writer's transaction or checkpoint:
 #: while a checkpoint is pending, in the instant the write-ahead log is emptied, and while it is
 #: half written (each seen beside a looping writer, tests/test_concurrency.py). A reader waits
-#: them out; past the wait it says which it saw.
+#: them out; past the wait it says which it saw. A writer killed in its checkpoint leaves the
+#: first behind for good (tests/test_crash_recovery.py): then no writer holds the store, and the
+#: reader completes the recovery itself.
 _MID_CHECKPOINT = (
     "checkpoint recovery is pending",
     "Reading past the end of the file",
@@ -75,33 +80,88 @@ _MID_CHECKPOINT = (
     "Primary-key index contains an invalid local node offset",  # the index file read half rewritten
 )
 
+#: The stores this process has open for writing. A reader must not probe their lock: POSIX takes
+#: a process's lock on a file away when it unlocks any descriptor of that file, so the probe
+#: would leave our own writer unguarded.
+_WRITING: set[Path] = set()
 
-def _open_database(target: Path, read_only: bool, wait: float | None, cache_mb: int | None = None) -> ladybug.Database:
-    """Open the database file, waiting up to ``wait`` seconds for another writer to let go (none
-    when not given), and a reader up to ``wait`` — ``CHECKPOINT_WAIT`` when not given — for a
-    writer's checkpoint: LadybugDB refuses a read-only open while one is pending, for as long
-    as a writer takes to finish a transaction."""
+
+def _writer_holds(target: Path) -> bool:
+    """Whether a writer has the store open: one in this process, or another process, whose write
+    lock on the database file (LadybugDB's, a POSIX record lock) refuses a shared lock taken and
+    given back at once — the probe writes nothing and holds nothing."""
+    if target.resolve() in _WRITING:
+        return True
+    try:
+        fd = os.open(target, os.O_RDONLY)
+    except OSError:
+        return True  # unreadable, so nothing can be told of it: wait, as for a writer
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.lockf(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def _recover(target: Path, cache_mb: int | None) -> bool:
+    """Complete the checkpoint a killed writer left pending, the one way LadybugDB allows: open
+    the store for writing (which replays its write-ahead log and finishes the checkpoint) and
+    close it. Only transactions that committed are in the log, so nothing is lost or added.
+    False when a writer took the lock first: the reader then waits for it as for any writer."""
+    try:
+        ladybug.Database(str(target), read_only=False, buffer_pool_size=(cache_mb or 0) * 2**20).close()
+    except RuntimeError as exc:
+        if "lock" in str(exc).lower():
+            return False
+        raise StoreUnavailable(f"cannot complete the recovery a killed writer left pending in the embedded store at {target}: {exc}",
+                               hint="copy the store's directory aside before anything else opens it, and report the message") from None  # fmt: skip
+    return True
+
+
+def _open_database(target: Path, read_only: bool, wait: float | None, cache_mb: int | None = None) -> tuple[ladybug.Database, bool]:
+    """Open the database file, and say whether a recovery had to be completed first.
+
+    A writer waits up to ``wait`` seconds for another writer to let go (none when not given). A
+    reader waits up to ``wait`` — ``CHECKPOINT_WAIT`` when not given — for a writer's checkpoint:
+    LadybugDB refuses a read-only open while one is pending. When no writer holds the store, the
+    checkpoint is not coming: its writer was killed, and every reader would be refused until
+    something opened the store for writing. So the reader looks once more (a writer that let go
+    just now has finished its checkpoint) and then completes the recovery itself."""
     started = time.monotonic()
+    limit = (CHECKPOINT_WAIT if wait is None else wait) if read_only else (wait or 0.0)
+    recovered = second_look = False
     while True:
         try:
-            return ladybug.Database(str(target), read_only=read_only, buffer_pool_size=(cache_mb or 0) * 2**20)
+            return ladybug.Database(str(target), read_only=read_only, buffer_pool_size=(cache_mb or 0) * 2**20), recovered
         except RuntimeError as exc:
             message = str(exc)
-            if read_only and any(sign in message for sign in _MID_CHECKPOINT):
-                if time.monotonic() - started >= (CHECKPOINT_WAIT if wait is None else wait):
-                    raise StoreLocked(
-                        f"the embedded store at {target} is being written by another process, which is checkpointing: {message}",
-                        hint="a reader waits for the writer's checkpoint; wait longer with GAF_LOCK_WAIT=seconds",
-                    ) from None
-            elif "lock" in message.lower():
-                if time.monotonic() - started >= (wait or 0.0):
-                    raise StoreLocked(
-                        f"the embedded store at {target} is open for writing in another process",
-                        hint="LadybugDB allows one writing process; wait for it (GAF_LOCK_WAIT=seconds), or open read-only",
-                    ) from None
-            else:
-                raise StoreUnavailable(f"cannot open the embedded store at {target}: {exc}") from None
-            time.sleep(0.02)
+        waited = time.monotonic() - started
+        if read_only and any(sign in message for sign in _MID_CHECKPOINT):
+            if not recovered and waited < limit and not _writer_holds(target):
+                if second_look:
+                    recovered = _recover(target, cache_mb)
+                second_look = not second_look
+                continue
+            second_look = False
+            if waited >= limit:
+                raise StoreLocked(
+                    f"the embedded store at {target} is being written by another process, which is checkpointing: {message}",
+                    hint="a reader waits for the writer's checkpoint, and completes it itself once no process writes; "
+                    "wait longer with GAF_LOCK_WAIT=seconds",
+                )
+        elif "lock" in message.lower():
+            if waited >= limit:
+                raise StoreLocked(
+                    f"the embedded store at {target} is open for writing in another process",
+                    hint="LadybugDB allows one writing process; wait for it (GAF_LOCK_WAIT=seconds), or open read-only",
+                )
+        else:
+            raise StoreUnavailable(f"cannot open the embedded store at {target}: {message}")
+        time.sleep(0.02)
 
 
 class LadybugStore(GafStore):
@@ -125,9 +185,11 @@ class LadybugStore(GafStore):
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         elif new:
             raise StoreUnavailable(f"no gaf store at {target}", hint="run `gaf init` to create one, or check --store and GAF_STORE")
-        self._db = _open_database(target, read_only, wait, cache_mb)
+        self._db, self.recovered = _open_database(target, read_only, wait, cache_mb)
         if new and target.is_file():
             target.chmod(0o600)
+        if not read_only:
+            _WRITING.add(target.resolve())
         self._conn = ladybug.Connection(self._db)
         if not read_only:
             try:
@@ -139,6 +201,8 @@ class LadybugStore(GafStore):
     def close(self) -> None:
         self._conn.close()
         self._db.close()
+        if not self.read_only:
+            _WRITING.discard(Path(self.location).resolve())
 
     def init(self) -> None:
         """Declare node and relationship tables (schema is mandatory in LadybugDB)."""
