@@ -581,7 +581,8 @@ def ingest(
                 raise UnknownFormat("the format of a stream cannot be told from its name", where=name,
                                     hint="name it: --format jsonl, csv or yaml (fmt= in Python)")  # fmt: skip
             else:
-                path, where, chosen = spool.enter_context(_spooled(source, fmt)), name or "<stream>", fmt  # type: ignore[arg-type]
+                where, chosen = name or "<stream>", fmt
+                path = spool.enter_context(_spooled(source, fmt, where))  # type: ignore[arg-type]
             stamp = _file_stamp(path)
 
             def reread() -> Iterator[Item]:
@@ -613,13 +614,24 @@ def ingest(
 
 
 @contextmanager
-def _spooled(stream: BinaryIO, fmt: str) -> Iterator[Path]:
-    """A stream copied to a temporary file, deleted afterwards: an ingest reads its input twice."""
+def _spooled(stream: BinaryIO, fmt: str, name: str) -> Iterator[Path]:
+    """A stream copied to a temporary file, deleted afterwards: an ingest reads its input twice.
+
+    The bytes are counted as they are copied, and a stream longer than the input size limit
+    (GAF_MAX_INPUT_BYTES) is refused when it passes it: a pipe has no size to check first,
+    and ``cat /dev/zero | gaf ingest -`` would otherwise fill the disk."""
+    limit = max_input_bytes()
     with tempfile.TemporaryDirectory(prefix="gaf-ingest-") as folder:
         path = Path(folder) / f"input.{fmt}"
+        copied = 0
         with path.open("wb") as copy:
             while chunk := stream.read(1 << 20):
-                copy.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)  # a text stream as UTF-8
+                data = chunk.encode("utf-8") if isinstance(chunk, str) else chunk  # a text stream as UTF-8
+                copied += len(data)
+                if copied > limit:
+                    raise PayloadTooLarge(f"the stream is over the limit of {limit} bytes; nothing written", where=name,
+                                          hint="split it into several inputs, or raise GAF_MAX_INPUT_BYTES")  # fmt: skip
+                copy.write(data)
         yield path
 
 
