@@ -30,8 +30,8 @@ import gaf.errors
 import gaf.policies
 import gaf.rules
 from gaf.cli import app
-from gaf.errors import GafError, InvalidValue, PayloadTooLarge, ReadOnlyViolation
-from gaf.ledger import DEFAULT_MAX_INPUT_BYTES, TOO_DEEP, ingest, read_items
+from gaf.errors import GafError, InvalidValue, OverLimit, PayloadTooLarge, ReadOnlyViolation
+from gaf.ledger import DEFAULT_MAX_INPUT_BYTES, MAX_DEPTH, ingest, read_items
 from gaf.policies import policy_from_dict, read_policy, read_rules
 from gaf.records import Limits, current_limits, limits
 from gaf.rules import parse_clause
@@ -150,10 +150,12 @@ def test_documents_nested_beyond_the_parsers_are_refused_by_line(ladybug_store, 
     deep_json = _claims_file(tmp_path, "jsonl", '{"kind": "claim", "scope": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
     with pytest.raises(GafError) as info:
         ingest(ladybug_store, deep_json, recorded_at=AT)
-    assert info.value.errors[0].what == TOO_DEEP and info.value.errors[0].where.endswith("generated.jsonl:1")
+    # the 65th bracket: '{' is the first, and the list starts at column 28
+    assert isinstance(info.value.errors[0], OverLimit) and info.value.errors[0].where.endswith(f"generated.jsonl:1:{28 + MAX_DEPTH - 1}")
     deep_yaml = _claims_file(tmp_path, "yaml", "- kind: claim\n  scope: " + "[" * 20_000 + "]" * 20_000 + "\n")
-    with pytest.raises(GafError, match="nested too deeply"):
+    with pytest.raises(OverLimit, match=f"nested more than {MAX_DEPTH} deep") as info:
         ingest(ladybug_store, deep_yaml, recorded_at=AT)
+    assert info.value.where.endswith(f"generated.yaml:2:{10 + MAX_DEPTH - 1}")
     assert ladybug_store.counts() == {}
 
 
