@@ -115,7 +115,8 @@ def read_items(path: str | Path, fmt: Format | None = None) -> list[Item]:
 def max_input_bytes() -> int:
     """The size limit of one input file held whole in force here: 256 MiB unless set with
     ``with gaf.records.limits(max_input_bytes=…):`` (the CLI sets it from GAF_MAX_INPUT_BYTES).
-    ``ingest`` streams its file and is bound by the record limit alone."""
+    ``ingest`` streams a file and is bound by the record limit alone; a stream (stdin) it copies
+    whole is bound by this one too."""
     return current_limits().max_input_bytes
 
 

@@ -19,7 +19,7 @@ or a number out of its range, each ``SPANS`` says); a variable set blank is unse
 | GAF_SIGNING_KEY | ``signing_key``: the Ed25519 seed closures are signed with (gaf.signing.private_key parses it) | unsigned |
 | GAF_VERIFY_KEY | ``verify_key``: the public key ``gaf verify`` requires on every closure (gaf.signing.public_key) | none |
 | GAF_MAX_RECORD_BYTES | ``max_record_bytes``: the largest record's canonical JSON (and JSONL line) | 1 MiB |
-| GAF_MAX_INPUT_BYTES | ``max_input_bytes``: the largest input file read whole (policy, rules; ingest streams) | 256 MiB |
+| GAF_MAX_INPUT_BYTES | ``max_input_bytes``: the largest input file read whole (policy, rules), and stdin ``gaf ingest -`` copies (a file it ingests is streamed) | 256 MiB |
 | COLUMNS | ``columns``: the width the command line's tables and messages wrap at when its output is not a terminal (piped, they are not wrapped) | the terminal's width; none when piped |
 | GAF_TOKENS | ``tokens``: the file ``gaf serve``'s API tokens are kept in (hashed, outside the graph) | ``tokens.json`` beside the embedded store; required for Neo4j |
 | GAF_SERVE_HOST | ``serve_host``: the address ``gaf serve`` listens on | 127.0.0.1 |

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
 
 import typer
 import typer.core
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.measure import Measurement
@@ -202,6 +203,10 @@ def _run(as_json: bool, work: Callable[[], Any]) -> Any:
         return work()
     except GafError as exc:
         refused = exc
+    except ValidationError as exc:  # a value a library model refused: its first complaint, not pydantic's page
+        first = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in first["loc"])
+        refused = InvalidRecord(str(first["msg"]).removeprefix("Value error, "), where=f"{exc.title}.{field}" if field else exc.title)
     except ValueError as exc:  # a value the user typed (a time, a version) that does not parse
         refused = InvalidRecord(str(exc))
     if as_json:
