@@ -27,7 +27,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, TextIO
+from typing import Any, BinaryIO, Literal, TextIO, TypeVar
 
 import numpy
 import yaml
@@ -432,6 +432,10 @@ def _json_limit(line: str, where: str) -> OverLimit:
 # decides what a plain scalar means everywhere.
 
 
+#: A node of one kind, composed and handed back as it is.
+N = TypeVar("N", bound=yaml.Node)
+
+
 class YamlLoader(yaml.SafeLoader):
     """PyYAML's safe reader with the YAML 1.2 core schema in place of YAML 1.1's.
 
@@ -451,13 +455,14 @@ class YamlLoader(yaml.SafeLoader):
     #: how deep the node being composed is nested (the composer recurses: refused past MAX_DEPTH)
     _depth = 0
 
-    def compose_sequence_node(self, anchor: str | None) -> yaml.SequenceNode:
-        return self._nested(super().compose_sequence_node, anchor)  # type: ignore[no-any-return]
+    # PyYAML's stubs give an anchor as a dict; it is the anchor's name (or None), passed through
+    def compose_sequence_node(self, anchor: Any) -> yaml.SequenceNode:
+        return self._nested(super().compose_sequence_node, anchor)
 
-    def compose_mapping_node(self, anchor: str | None) -> yaml.MappingNode:
-        return self._nested(super().compose_mapping_node, anchor)  # type: ignore[no-any-return]
+    def compose_mapping_node(self, anchor: Any) -> yaml.MappingNode:
+        return self._nested(super().compose_mapping_node, anchor)
 
-    def _nested(self, compose: Callable[[str | None], yaml.Node], anchor: str | None) -> yaml.Node:
+    def _nested(self, compose: Callable[[Any], N], anchor: Any) -> N:
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
@@ -466,8 +471,8 @@ class YamlLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
-    def compose_scalar_node(self, anchor: str | None) -> yaml.ScalarNode:
-        node: yaml.ScalarNode = super().compose_scalar_node(anchor)  # type: ignore[no-untyped-call]
+    def compose_scalar_node(self, anchor: Any) -> yaml.ScalarNode:
+        node = super().compose_scalar_node(anchor)
         if len(node.value) > MAX_TEXT:
             raise too_long(len(node.value), yaml_place(node.start_mark))
         return node
@@ -543,9 +548,9 @@ def _date_like(loader: YamlLoader, node: yaml.ScalarNode) -> str:
     text = loader.construct_scalar(node)
     parts = _DATE_LIKE.match(text)
     assert parts is not None  # resolved by the same pattern
-    numbers = [int(p) if p else 0 for p in parts.group("year", "month", "day", "hour", "minute", "second")]
+    year, month, day, hour, minute, second = (int(p) if p else 0 for p in parts.group("year", "month", "day", "hour", "minute", "second"))
     try:
-        datetime(*numbers)
+        datetime(year, month, day, hour, minute, second)
     except ValueError:
         raise InvalidValue(f"{text} is not a date or time that exists", where=yaml_place(node.start_mark),
                            hint=f"{TIME_FORM}; quote it if it is text")  # fmt: skip
