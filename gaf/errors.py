@@ -84,6 +84,13 @@ class PayloadTooLarge(InvalidRecord):
     """A record or input line larger than the configured limit."""
 
 
+class OverLimit(InvalidRecord):
+    """An input value past what a reader takes: lists and mappings nested too deep, a text too
+    long, a number with too many digits. Refused at its file, line and column before it is
+    read into a record, because parsers given such a value exhaust the stack or the CPU, or
+    refuse in their own words with no place."""
+
+
 class LeadingZero(InvalidRecord):
     """An unquoted number written with a leading zero (``0012``), refused until it is quoted.
 

@@ -27,7 +27,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, TextIO
+from typing import Any, BinaryIO, Literal, TextIO, TypeVar
 
 import numpy
 import yaml
@@ -39,7 +39,9 @@ from gaf.errors import (
     DuplicateKey,
     GafError,
     InvalidRecord,
+    InvalidValue,
     LeadingZero,
+    OverLimit,
     PayloadTooLarge,
     UnknownFormat,
     UnknownReference,
@@ -57,7 +59,8 @@ from gaf.records import (
 )
 from gaf.settings import DEFAULT_MAX_INPUT_BYTES as DEFAULT_MAX_INPUT_BYTES
 from gaf.store.base import GafStore, ItemError, Mode, WriteReport
-from gaf.types import WrittenNumber, format_instant
+from gaf.arith import EXACT_DIGITS
+from gaf.types import TEXT_CHARS, TIME_FORM, WrittenNumber, format_instant
 
 Format = Literal["jsonl", "csv", "yaml"]
 
@@ -112,7 +115,8 @@ def read_items(path: str | Path, fmt: Format | None = None) -> list[Item]:
 def max_input_bytes() -> int:
     """The size limit of one input file held whole in force here: 256 MiB unless set with
     ``with gaf.records.limits(max_input_bytes=…):`` (the CLI sets it from GAF_MAX_INPUT_BYTES).
-    ``ingest`` streams its file and is bound by the record limit alone."""
+    ``ingest`` streams a file and is bound by the record limit alone; a stream (stdin) it copies
+    whole is bound by this one too."""
     return current_limits().max_input_bytes
 
 
@@ -190,12 +194,15 @@ def _jsonl_items(path: Path, name: str) -> Iterator[Item]:
             if not line.strip():
                 continue
             try:
-                data = json.loads(line, parse_float=WrittenNumber)  # a value exactly as written
+                data = read_json(line)
             except json.JSONDecodeError as exc:
                 yield Item({"__error__": InvalidRecord(f"not JSON: {exc.msg} at column {exc.colno}", where=where)}, where)
                 continue
-            except RecursionError:
-                yield Item({"__error__": InvalidRecord(TOO_DEEP, where=where)}, where)
+            except (RecursionError, _Overlong):
+                yield Item({"__error__": _json_limit(line, where)}, where)
+                continue
+            if not _within_limits(data):
+                yield Item({"__error__": _json_limit(line, where)}, where)
                 continue
             yield Item(data if isinstance(data, dict) else {"__error__": InvalidRecord("a line must hold a JSON object", where=where)}, where)
 
@@ -239,9 +246,22 @@ def _csv_items(path: Path, name: str) -> Iterator[Item]:
                 if extra:
                     yield Item({"__error__": InvalidRecord(f"{len(extra)} more field(s) than the header names", where=where)}, where)
                     continue
-                yield Item(_claim_from_row({k: v for k, v in row.items() if v not in (None, "")}), where)
+                cells = {k: v for k, v in row.items() if v not in (None, "")}
+                breach = _csv_limit(cells, where)
+                yield Item({"__error__": breach} if breach else _claim_from_row(cells), where)
         except csv.Error as exc:
             raise InvalidRecord(f"not valid CSV: {exc}", where=f"{name}:{reader.line_num + 1}") from None
+
+
+def _csv_limit(cells: dict[str, str], where: str) -> OverLimit | None:
+    """The first cell of a row past a limit — a text too long, a value with too many digits — named by its column."""
+    for column, text in cells.items():
+        place = f"{where}, column {column}"
+        if len(text) > MAX_TEXT:
+            return too_long(len(text), place)
+        if column == "value" and _over_digits(text.strip()):
+            return too_many_digits(text.strip(), place)
+    return None
 
 
 def _claim_from_row(row: dict[str, str]) -> dict[str, Any]:
@@ -262,8 +282,8 @@ def _claim_from_row(row: dict[str, str]) -> dict[str, Any]:
 def _csv_value(text: str) -> Any:
     """Numbers and booleans as such; anything else is the string written."""
     try:
-        value = json.loads(text, parse_float=WrittenNumber)  # a value exactly as written
-    except json.JSONDecodeError:
+        value = read_json(text)
+    except (json.JSONDecodeError, RecursionError):
         return text
     return value if isinstance(value, (int, float, bool)) else text
 
@@ -316,11 +336,104 @@ _READERS: dict[str, Callable[[Path, str], Iterator[Item]]] = {"jsonl": _jsonl_it
 #: Why a document nested deeper than Python's parsers go is refused.
 TOO_DEEP = "nested too deeply to be a record"
 
+# ---------------------------------------------------------------------- what one value may be
+# Every reader refuses, at the value's file, line and column, what no record could hold and a
+# parser would choke on: nesting past MAX_DEPTH, a text past MAX_TEXT, a number past MAX_DIGITS.
+
+#: The deepest lists and mappings in one item may nest (a claim nests four levels).
+MAX_DEPTH = 64
+#: The longest text (a value or a key) in characters: the longest field a record has.
+MAX_TEXT = TEXT_CHARS
+#: The most digits a number may be written with: as many as gaf's exact arithmetic carries;
+#: Python itself would refuse an integer past 4,300 digits, in its words and with no place.
+MAX_DIGITS = EXACT_DIGITS
+
+
+def too_deep(where: str) -> OverLimit:
+    return OverLimit(f"lists and mappings nested more than {MAX_DEPTH} deep", where=where,
+                     hint="a record nests a few levels: flatten the item")  # fmt: skip
+
+
+def too_long(length: int, where: str) -> OverLimit:
+    return OverLimit(f"a text of {length:,} characters, over the limit of {MAX_TEXT:,}", where=where,
+                     hint="shorten it: no field of a record holds more")  # fmt: skip
+
+
+def too_many_digits(text: str, where: str) -> OverLimit:
+    digits = sum(c.isdigit() for c in text)
+    return OverLimit(f"a number of {digits:,} digits ({text[:12]}…), over the limit of {MAX_DIGITS}", where=where,
+                     hint="quote it if it is a code or an identifier; gaf computes with numbers of at most that many digits")  # fmt: skip
+
+
+def _over_digits(text: str) -> bool:
+    return len(text) > MAX_DIGITS and sum(c.isdigit() for c in text) > MAX_DIGITS
+
+
+class _Overlong(Exception):
+    """A number too long for the JSON reader's hooks to make: located afterwards (``_json_limit``)."""
+
+
+def _json_int(text: str) -> int:
+    if _over_digits(text):
+        raise _Overlong
+    return int(text)
+
+
+def _json_float(text: str) -> WrittenNumber:
+    if _over_digits(text):
+        raise _Overlong
+    return WrittenNumber(text)  # a value exactly as written
+
+
+def read_json(text: str) -> Any:
+    """JSON text read with numbers as written (``WrittenNumber``) and none longer than MAX_DIGITS
+    (``_Overlong``, to be placed by ``_json_limit``)."""
+    return json.loads(text, parse_float=_json_float, parse_int=_json_int)
+
+
+def _within_limits(value: Any, depth: int = 0) -> bool:
+    """Whether a value read from JSON nests at most MAX_DEPTH deep and holds no text over MAX_TEXT."""
+    if isinstance(value, str):
+        return len(value) <= MAX_TEXT
+    if isinstance(value, (dict, list)):
+        if depth >= MAX_DEPTH:
+            return False
+        inner = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+        return all(_within_limits(v, depth + 1) for v in inner)
+    return True
+
+
+#: A JSON token as the limits see it: a string, a number, or a bracket.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+\-]*|[\[\]{}]')
+
+
+def _json_limit(line: str, where: str) -> OverLimit:
+    """The first value of a JSON line past a limit, named with its column (only run when one is)."""
+    depth = 0
+    for token in _JSON_TOKEN.finditer(line):
+        text, place = token.group(), f"{where}:{token.start() + 1}"
+        if text in ("[", "{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return too_deep(place)
+        elif text in ("]", "}"):
+            depth -= 1
+        elif text.startswith('"'):
+            if len(text) - 2 > MAX_TEXT and len(decoded := json.loads(text)) > MAX_TEXT:
+                return too_long(len(decoded), place)
+        elif _over_digits(text):
+            return too_many_digits(text, place)
+    return OverLimit(TOO_DEEP, where=where)  # not reached: the check found a value past a limit
+
 
 # ---------------------------------------------------------------------- reading YAML
 # Every file gaf reads as YAML — claims, sources and agents, authority files, policies,
 # verdict rules, derivation rules — goes through reading_yaml, so one set of rules
 # decides what a plain scalar means everywhere.
+
+
+#: A node of one kind, composed and handed back as it is.
+N = TypeVar("N", bound=yaml.Node)
 
 
 class YamlLoader(yaml.SafeLoader):
@@ -339,6 +452,30 @@ class YamlLoader(yaml.SafeLoader):
 
     # none of YAML 1.1's: the 1.2 ones are added below (first character, or None for any, to tags and patterns)
     yaml_implicit_resolvers: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}
+    #: how deep the node being composed is nested (the composer recurses: refused past MAX_DEPTH)
+    _depth = 0
+
+    # PyYAML's stubs give an anchor as a dict; it is the anchor's name (or None), passed through
+    def compose_sequence_node(self, anchor: Any) -> yaml.SequenceNode:
+        return self._nested(super().compose_sequence_node, anchor)
+
+    def compose_mapping_node(self, anchor: Any) -> yaml.MappingNode:
+        return self._nested(super().compose_mapping_node, anchor)
+
+    def _nested(self, compose: Callable[[Any], N], anchor: Any) -> N:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise too_deep(yaml_place(self.peek_event().start_mark))  # type: ignore[no-untyped-call]
+            return compose(anchor)
+        finally:
+            self._depth -= 1
+
+    def compose_scalar_node(self, anchor: Any) -> yaml.ScalarNode:
+        node = super().compose_scalar_node(anchor)
+        if len(node.value) > MAX_TEXT:
+            raise too_long(len(node.value), yaml_place(node.start_mark))
+        return node
 
     def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Hashable, Any]:
         if isinstance(node, yaml.MappingNode):
@@ -382,6 +519,8 @@ def _bool(loader: YamlLoader, node: yaml.ScalarNode) -> bool:
 
 def _int(loader: YamlLoader, node: yaml.ScalarNode) -> int:
     text = loader.construct_scalar(node)
+    if _over_digits(text):
+        raise too_many_digits(text, yaml_place(node.start_mark))
     try:
         return int(text, 0) if text.lstrip("+-")[:2].lower() in ("0o", "0x") else int(text, 10)
     except ValueError:
@@ -393,12 +532,38 @@ def _float(loader: YamlLoader, node: yaml.ScalarNode) -> float:
     exact decimal written (``25.00`` is 25, ``0.1`` one tenth), a field that is a float by
     nature (a qualifier, a confidence) as the float it always was."""
     text = loader.construct_scalar(node)
+    if _over_digits(text):
+        raise too_many_digits(text, yaml_place(node.start_mark))
     special = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}.get(text.lower())
     try:
         return special if special is not None else WrittenNumber(text)
     except ValueError:
         raise InvalidRecord(f"{text!r} is not a YAML 1.2 float", where=yaml_place(node.start_mark)) from None
 
+
+def _date_like(loader: YamlLoader, node: yaml.ScalarNode) -> str:
+    """An unquoted date or time (YAML 1.2 has no timestamps, so it stays the text written, for the
+    records to read), refused at its line and column when no calendar has it: ``2026-02-30``
+    is a typo, and quoted it would be recorded as text nobody meant."""
+    text = loader.construct_scalar(node)
+    parts = _DATE_LIKE.match(text)
+    assert parts is not None  # resolved by the same pattern
+    year, month, day, hour, minute, second = (int(p) if p else 0 for p in parts.group("year", "month", "day", "hour", "minute", "second"))
+    try:
+        datetime(year, month, day, hour, minute, second)
+    except ValueError:
+        raise InvalidValue(f"{text} is not a date or time that exists", where=yaml_place(node.start_mark),
+                           hint=f"{TIME_FORM}; quote it if it is text")  # fmt: skip
+    return text
+
+
+_DATE_TAG = "tag:gaf,2026:date-like"  # a plain scalar shaped as a date: checked, then kept as text
+#: YAML 1.1's timestamp shape: a date, and optionally a time of day and a zone.
+_DATE_LIKE = re.compile(
+    r"(?P<year>[0-9]{4})-(?P<month>[0-9]{1,2})-(?P<day>[0-9]{1,2})"
+    r"(?:(?:[Tt]|[ \t]+)(?P<hour>[0-9]{1,2}):(?P<minute>[0-9]{2}):(?P<second>[0-9]{2})(?:\.[0-9]*)?"
+    r"(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?"
+)
 
 # The YAML 1.2 core schema's tag resolution (yaml.org/spec/1.2.2 §10.3.2), in the order
 # tried; the leading-zero pattern comes before the numbers it would otherwise match.
@@ -410,6 +575,7 @@ for _tag, _pattern, _first in (
     ("tag:yaml.org,2002:float", r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?", list("-+.0123456789")),
     ("tag:yaml.org,2002:float", r"[-+]?(\.inf|\.Inf|\.INF)|\.nan|\.NaN|\.NAN", list("-+.")),
     (_MERGE, r"<<", ["<"]),
+    (_DATE_TAG, _DATE_LIKE.pattern, list("0123456789")),
 ):
     YamlLoader.add_implicit_resolver(_tag, re.compile(f"^(?:{_pattern})$"), _first)
 for _tag, _construct in (
@@ -417,6 +583,7 @@ for _tag, _construct in (
     ("tag:yaml.org,2002:bool", _bool),
     ("tag:yaml.org,2002:int", _int),
     ("tag:yaml.org,2002:float", _float),
+    (_DATE_TAG, _date_like),
 ):
     YamlLoader.add_constructor(_tag, _construct)
 
@@ -581,7 +748,8 @@ def ingest(
                 raise UnknownFormat("the format of a stream cannot be told from its name", where=name,
                                     hint="name it: --format jsonl, csv or yaml (fmt= in Python)")  # fmt: skip
             else:
-                path, where, chosen = spool.enter_context(_spooled(source, fmt)), name or "<stream>", fmt  # type: ignore[arg-type]
+                where, chosen = name or "<stream>", fmt
+                path = spool.enter_context(_spooled(source, fmt, where))  # type: ignore[arg-type]
             stamp = _file_stamp(path)
 
             def reread() -> Iterator[Item]:
@@ -613,13 +781,24 @@ def ingest(
 
 
 @contextmanager
-def _spooled(stream: BinaryIO, fmt: str) -> Iterator[Path]:
-    """A stream copied to a temporary file, deleted afterwards: an ingest reads its input twice."""
+def _spooled(stream: BinaryIO, fmt: str, name: str) -> Iterator[Path]:
+    """A stream copied to a temporary file, deleted afterwards: an ingest reads its input twice.
+
+    The bytes are counted as they are copied, and a stream longer than the input size limit
+    (GAF_MAX_INPUT_BYTES) is refused when it passes it: a pipe has no size to check first,
+    and ``cat /dev/zero | gaf ingest -`` would otherwise fill the disk."""
+    limit = max_input_bytes()
     with tempfile.TemporaryDirectory(prefix="gaf-ingest-") as folder:
         path = Path(folder) / f"input.{fmt}"
+        copied = 0
         with path.open("wb") as copy:
             while chunk := stream.read(1 << 20):
-                copy.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)  # a text stream as UTF-8
+                data = chunk.encode("utf-8") if isinstance(chunk, str) else chunk  # a text stream as UTF-8
+                copied += len(data)
+                if copied > limit:
+                    raise PayloadTooLarge(f"the stream is over the limit of {limit} bytes; nothing written", where=name,
+                                          hint="split it into several inputs, or raise GAF_MAX_INPUT_BYTES")  # fmt: skip
+                copy.write(data)
         yield path
 
 

@@ -300,7 +300,7 @@ def parse_ref(text: str, *, where: str | None = None) -> tuple[str, int | None]:
         return name, None
     if not (version.isascii() and version.isdigit()) or int(version) < 1:
         raise InvalidRecord(
-            f"{text!r}: a version is a whole number from 1 (invalid literal {version!r})",
+            f"{text!r}: a version is a whole number from 1, not {version!r}",
             where=where,
             hint=f"write {name}@1, {name}@2, …, or {name} alone for the latest",
         )

@@ -3,7 +3,9 @@
 The library reads no environment variable of its own accord: a caller passes
 ``Settings`` (or the values in it) to what needs them. ``Settings.from_env()`` is
 the one reader; the CLI calls it when a command starts, and a service calls it at
-start-up. A value that does not parse is refused here, naming the variable.
+start-up. A value that does not parse is refused here, naming the variable and the
+form it takes (``InvalidValue``, exit code 2: ``GAF_LOCK_WAIT=abc``, ``nan``, ``inf``
+or a number out of its range, each ``SPANS`` says); a variable set blank is unset.
 
 | variable | setting | default |
 |---|---|---|
@@ -17,7 +19,7 @@ start-up. A value that does not parse is refused here, naming the variable.
 | GAF_SIGNING_KEY | ``signing_key``: the Ed25519 seed closures are signed with (gaf.signing.private_key parses it) | unsigned |
 | GAF_VERIFY_KEY | ``verify_key``: the public key ``gaf verify`` requires on every closure (gaf.signing.public_key) | none |
 | GAF_MAX_RECORD_BYTES | ``max_record_bytes``: the largest record's canonical JSON (and JSONL line) | 1 MiB |
-| GAF_MAX_INPUT_BYTES | ``max_input_bytes``: the largest input file read whole (policy, rules; ingest streams) | 256 MiB |
+| GAF_MAX_INPUT_BYTES | ``max_input_bytes``: the largest input file read whole (policy, rules), and stdin ``gaf ingest -`` copies (a file it ingests is streamed) | 256 MiB |
 | COLUMNS | ``columns``: the width the command line's tables and messages wrap at when its output is not a terminal (piped, they are not wrapped) | the terminal's width; none when piped |
 | GAF_TOKENS | ``tokens``: the file ``gaf serve``'s API tokens are kept in (hashed, outside the graph) | ``tokens.json`` beside the embedded store; required for Neo4j |
 | GAF_SERVE_HOST | ``serve_host``: the address ``gaf serve`` listens on | 127.0.0.1 |
@@ -40,7 +42,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gaf.errors import InvalidRecord, StoreUnavailable
+from gaf.errors import StoreUnavailable
+from gaf.types import MAX_SECONDS, Span
 
 #: The embedded store ``gaf init`` makes in the working directory, and the one a library caller's
 #: ``Settings()`` names; from the environment, an unset GAF_STORE means "find it" instead.
@@ -110,12 +113,12 @@ class Settings:
             neo4j_password=env.get("NEO4J_PASSWORD", ""),
             neo4j_database=env.get("NEO4J_DATABASE") or "neo4j",
             neo4j_retry_seconds=_seconds(env, "GAF_NEO4J_RETRY_SECONDS", DEFAULT_RETRY_SECONDS),
-            lock_wait=_optional_seconds(env, "GAF_LOCK_WAIT"),
+            lock_wait=_number(env, "GAF_LOCK_WAIT"),
             signing_key=env.get("GAF_SIGNING_KEY", ""),
             verify_key=env.get("GAF_VERIFY_KEY", ""),
             max_record_bytes=_whole(env, "GAF_MAX_RECORD_BYTES", DEFAULT_MAX_RECORD_BYTES),
             max_input_bytes=_whole(env, "GAF_MAX_INPUT_BYTES", DEFAULT_MAX_INPUT_BYTES),
-            cache_mb=_megabytes(env, "GAF_CACHE_MB"),
+            cache_mb=_optional_whole(env, "GAF_CACHE_MB"),
             columns=int(env["COLUMNS"]) if env.get("COLUMNS", "").isdigit() else None,  # a shell's, not gaf's: no refusal
             tokens=env.get("GAF_TOKENS") or None,
             serve_host=env.get("GAF_SERVE_HOST") or DEFAULT_SERVE_HOST,
@@ -164,48 +167,39 @@ def _meant(value: str, looks: re.Match[str] | None) -> str:
     return f"{schemes}.{as_path}"
 
 
-def _seconds(env: Mapping[str, str], variable: str, default: float) -> float:
-    found = _optional_seconds(env, variable)
-    return default if found is None else found
+#: What each number the environment gives may be (``gaf.types.Span``): a value outside is refused
+#: naming the variable and this form, the same way a command-line option's is.
+SPANS: dict[str, Span] = {
+    "GAF_NEO4J_RETRY_SECONDS": Span(0, MAX_SECONDS, unit="seconds", example="GAF_NEO4J_RETRY_SECONDS=30"),
+    "GAF_LOCK_WAIT": Span(0, MAX_SECONDS, unit="seconds", example="GAF_LOCK_WAIT=30"),
+    "GAF_MAX_RECORD_BYTES": Span(1, whole=True, unit="bytes", example="GAF_MAX_RECORD_BYTES=1048576"),
+    "GAF_MAX_INPUT_BYTES": Span(1, whole=True, unit="bytes", example="GAF_MAX_INPUT_BYTES=268435456"),
+    "GAF_CACHE_MB": Span(MIN_CACHE_MB, whole=True, unit="MiB", example="GAF_CACHE_MB=512"),
+    "GAF_SERVE_PORT": Span(1, 65535, whole=True, example="GAF_SERVE_PORT=8000"),
+    "GAF_API_ROWS": Span(1, whole=True, example="GAF_API_ROWS=10000"),
+    "GAF_API_SECONDS": Span(0, MAX_SECONDS, unit="seconds", example="GAF_API_SECONDS=30"),
+}
 
 
-def _optional_seconds(env: Mapping[str, str], variable: str) -> float | None:
-    """Seconds from the environment, or None when the variable is not set."""
+def _number(env: Mapping[str, str], variable: str) -> int | float | None:
+    """A number from the environment, or None when the variable is unset or blank (as a shell's
+    ``export VAR=`` leaves it); refused with InvalidValue naming the variable and its form otherwise."""
     raw = env.get(variable)
     if raw is None or raw.strip() == "":
         return None
-    try:
-        value = float(raw)
-    except ValueError:
-        raise StoreUnavailable(f"{variable} must be a number of seconds, got {raw!r}", where=variable) from None
-    if not value >= 0:
-        raise StoreUnavailable(f"{variable} must not be negative, got {raw!r}", where=variable)
-    return value
+    return SPANS[variable].read(raw, variable)
+
+
+def _seconds(env: Mapping[str, str], variable: str, default: float) -> float:
+    found = _number(env, variable)
+    return default if found is None else float(found)
 
 
 def _whole(env: Mapping[str, str], variable: str, default: int) -> int:
-    """A size limit in bytes, a port, a count: a positive integer, refused naming the variable otherwise."""
-    raw = env.get(variable)
-    if raw is None:
-        return default
-    try:
-        limit = int(raw)
-    except ValueError:
-        raise InvalidRecord(f"{variable} must be an integer, got {raw!r}") from None
-    if limit <= 0:
-        raise InvalidRecord(f"{variable} must be positive, got {limit}")
-    return limit
+    found = _optional_whole(env, variable)
+    return default if found is None else found
 
 
-def _megabytes(env: Mapping[str, str], variable: str) -> int | None:
-    """A size in MiB, or None when the variable is not set: a positive integer, refused naming the variable otherwise."""
-    raw = env.get(variable)
-    if raw is None or raw.strip() == "":
-        return None
-    try:
-        size = int(raw)
-    except ValueError:
-        raise StoreUnavailable(f"{variable} must be a whole number of MiB, got {raw!r}", where=variable) from None
-    if size < MIN_CACHE_MB:
-        raise StoreUnavailable(f"{variable} must be at least {MIN_CACHE_MB} MiB, got {size}", where=variable)
-    return size
+def _optional_whole(env: Mapping[str, str], variable: str) -> int | None:
+    found = _number(env, variable)
+    return None if found is None else int(found)

@@ -8,6 +8,7 @@ time, one spelling of an id — because a record's id is the hash of its spellin
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
@@ -33,6 +34,8 @@ from gaf.errors import InvalidValue
 #: that the ISO strings sort in time order on both stores.
 TIME_PRECISION = "millisecond"
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+#: How a time is written, as a refusal says it.
+TIME_FORM = "write a date that exists, 2026-07-15 (midnight UTC), or a time with its zone, 2026-07-15T10:00:00Z or 2026-07-15T12:00:00+02:00"
 
 
 def to_instant(value: object) -> datetime:
@@ -46,7 +49,7 @@ def to_instant(value: object) -> datetime:
         try:
             value = date.fromisoformat(text) if _DATE_ONLY.match(text) else datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
-            raise InvalidValue(f"not an ISO 8601 time: {value!r}") from None
+            raise InvalidValue(f"not an ISO 8601 time: {value!r}", hint=TIME_FORM) from None
     if isinstance(value, date) and not isinstance(value, datetime):
         value = datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
     if not isinstance(value, datetime):
@@ -75,8 +78,11 @@ Instant = Annotated[
 #: A name a person writes: subjects, predicates, keys. No surrounding blanks.
 Key = Annotated[str, StringConstraints(min_length=1, max_length=512, pattern=r"^\S(.*\S)?$")]
 
+#: The longest free text a field holds, in characters; no input value may be longer (``gaf.ledger``).
+TEXT_CHARS = 65536
+
 #: Free text: reasons, questions, descriptions.
-Text = Annotated[str, StringConstraints(max_length=65536)]
+Text = Annotated[str, StringConstraints(max_length=TEXT_CHARS)]
 
 
 def _check_id(value: str) -> str:
@@ -87,6 +93,58 @@ def _check_id(value: str) -> str:
 
 #: A reference to another record, by id.
 Ref = Annotated[str, AfterValidator(_check_id), WithJsonSchema({"type": "string", "pattern": ID_PATTERN.pattern})]
+
+@dataclass(frozen=True)
+class Span:
+    """The numbers an option or a setting takes — ``--auto-accept-at`` 0 to 1, ``GAF_LOCK_WAIT``
+    seconds from 0 — and how to say so: one reader for the command line and the environment, so
+    ``nan``, ``inf``, ``-5`` or ``abc`` are refused the same way everywhere, with the valid form."""
+
+    #: the smallest value taken (``above`` False) or the bound every value is above
+    low: float
+    high: float = math.inf
+    above: bool = False
+    whole: bool = False
+    #: what the number counts (``seconds``, ``bytes``), for the message
+    unit: str = ""
+    #: a value the hint offers
+    example: str = "1"
+
+    @property
+    def form(self) -> str:
+        """The valid form, in words: ``a whole number of bytes from 1``, ``a number from 0 to 1``."""
+        kind = ("a whole number" if self.whole else "a number") + (f" of {self.unit}" if self.unit else "")
+        if self.high == math.inf:
+            return f"{kind} {'above' if self.above else 'from'} {_plain(self.low)}"
+        if self.above:
+            return f"{kind} above {_plain(self.low)}, at most {_plain(self.high)}"
+        return f"{kind} from {_plain(self.low)} to {_plain(self.high)}"
+
+    def read(self, value: str | int | float, where: str) -> int | float:
+        """The number ``value`` writes, or InvalidValue naming ``where`` and the valid form."""
+        text = str(value).strip()
+        number: int | float | None = None
+        if len(text) <= NUMBER_TEXT:  # int() of 5,000 digits would refuse in its own words
+            try:
+                number = int(text) if self.whole else float(text)
+            except ValueError:
+                number = None
+        if number is None or not math.isfinite(number) or number < self.low or number > self.high or (self.above and number == self.low):
+            shown = text if len(text) <= 40 else text[:40] + "…"
+            raise InvalidValue(f"must be {self.form}, not {shown!r}", where=where, hint=f"for example {self.example}")
+        return number
+
+
+#: The longest text a number given as an option or a setting is read from.
+NUMBER_TEXT = 100
+#: The longest wait a number of seconds may name (a year): past it, the clocks and locks it reaches overflow.
+MAX_SECONDS = 365 * 24 * 3600
+
+
+def _plain(number: float) -> str:
+    """A bound as people write it: 1, 0.5, 65535 (never 6.5535e+04)."""
+    return str(int(number)) if number == int(number) else str(number)
+
 
 class WrittenNumber(float):
     """A number as a file wrote it (``0.1``, ``25.00``): a float to every field that wants one,

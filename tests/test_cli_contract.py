@@ -275,6 +275,8 @@ def test_no_value_of_any_option_makes_a_traceback(path, data, scratch):
     assert result.exception is None or isinstance(result.exception, SystemExit), (args, repr(result.exception))
     assert result.exit_code in set(ExitCode), (args, result.exit_code, result.output)
     assert "Traceback" not in result.output, (args, result.output)
+    raw = [w for w in ("validation error for", "errors.pydantic.dev", "invalid literal", "int_max_str_digits") if w in result.output]
+    assert not raw, (args, raw, result.output)  # a refusal in gaf's words, never Python's or pydantic's
     if result.exit_code:
         said = "".join(line for line in (result.stderr or result.stdout).splitlines(True) if not line.startswith("store: "))
         assert said.startswith(("error:", "{", "Usage:")) or "Error" in said, (args, said)

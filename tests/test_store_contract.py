@@ -235,10 +235,10 @@ def test_opening_a_store_explicitly_reads_nothing_from_the_environment(tmp_path,
 
 @pytest.mark.parametrize(("variable", "value"), [("GAF_LOCK_WAIT", "soon"), ("GAF_NEO4J_RETRY_SECONDS", "-1")])
 def test_a_setting_that_does_not_parse_is_refused_naming_its_variable(variable, value):
-    from gaf.errors import StoreUnavailable
+    from gaf.errors import InvalidValue
     from gaf.settings import Settings
 
-    with pytest.raises(StoreUnavailable) as refused:
+    with pytest.raises(InvalidValue) as refused:
         Settings.from_env({variable: value})
     assert refused.value.where == variable and value in refused.value.message
 

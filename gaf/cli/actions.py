@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any, Optional
 
 import typer
 
 from gaf import policies
-from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, out, parse_time
+from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, or_now, out, read_with, time_option
 from gaf.errors import InvalidValue
 from gaf.records import ActionPolicy
 
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
 # --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
+
+
+def _amount(text: str) -> Decimal:
+    """An amount as written on the command line, exactly: a finite number from 0."""
+    try:
+        amount = Decimal(text.strip())
+    except ArithmeticError:
+        amount = Decimal("NaN")
+    if not amount.is_finite() or amount < 0:
+        raise InvalidValue(f"{text!r} is not an amount", hint="an exact number from 0, written as digits: 60.50")
+    return amount
 
 
 @command(app, name="act")
@@ -26,15 +38,15 @@ def act_(
     policy: Annotated[str, typer.Option(help="The action policy: NAME or NAME@VERSION.")],
     key: Annotated[str, typer.Option("--key", help="Idempotency key: the same key never causes a second effect.")],
     amount: Annotated[
-        Optional[str],
-        typer.Option(help="Amount, exact (60.50), checked against the grant's limit and what the verdict's facts give; "
+        Optional[Decimal],
+        typer.Option(parser=read_with(_amount, "--amount"), metavar="AMOUNT", help="Amount, exact (60.50), checked against the grant's limit and what the verdict's facts give; "
                      "left out where the action policy computes it, it is that (or the balance left)."),
     ] = None,
     unit: Annotated[Optional[str], typer.Option(help="The amount's unit or currency, e.g. EUR.")] = None,
     tops_up: Annotated[Optional[str], typer.Option("--tops-up", help="The earlier action this one completes.")] = None,
     waiver: Annotated[Optional[str], typer.Option(help="A waiver letting this decision past the action policy.")] = None,
     webhook: Annotated[Optional[str], typer.Option(help="Execute by POSTing to this URL (default: record only).")] = None,
-    at: Annotated[Optional[str], typer.Option(help="When the action is requested (ISO 8601); default now.")] = None,
+    at: Annotated[Optional[datetime], time_option("--at", help="When the action is requested (ISO 8601); default now.")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -59,7 +71,7 @@ def act_(
         done = actions.act(
             s, verdict=s.resolve_id(verdict_id, ("verdict",)), action_kind=kind, subject=subject, authorised_by=who,
             grant=s.resolve_id(grant, ("grant",)), policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id,
-            idempotency_key=key, at=parse_time(at), amount=_amount(amount), unit=unit,
+            idempotency_key=key, at=or_now(at), amount=amount, unit=unit,
             tops_up=s.resolve_id(tops_up, ("action",)) if tops_up else None,
             waiver=s.resolve_id(waiver, ("waiver",)) if waiver else None,
             executor=actions.WebhookExecutor(webhook) if webhook else None,
@@ -67,14 +79,6 @@ def act_(
     emit(as_json, done.to_dict(), lambda: _print_acted(done))
 
 
-def _amount(text: str | None) -> Decimal | None:
-    """An amount as written on the command line, exactly."""
-    if text is None:
-        return None
-    try:
-        return Decimal(text.strip())
-    except ArithmeticError:
-        raise InvalidValue(f"--amount {text!r} is not a number", where="--amount", hint="write it as digits: 60.50") from None
 
 
 def _print_acted(done: Any, what: str = "") -> None:
@@ -91,7 +95,7 @@ def compensate(
     key: Annotated[str, typer.Option("--key", help="Idempotency key: the same key never causes a second effect.")],
     reason: Annotated[str, typer.Option(help="What was wrong with the effect it undoes.")],
     webhook: Annotated[Optional[str], typer.Option(help="Execute by POSTing to this URL (default: record only).")] = None,
-    at: Annotated[Optional[str], typer.Option(help="When the compensation is requested (ISO 8601); default now.")] = None,
+    at: Annotated[Optional[datetime], time_option("--at", help="When the compensation is requested (ISO 8601); default now.")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -111,7 +115,7 @@ def compensate(
     with open_store(store) as s:
         done = actions.compensate(
             s, s.resolve_id(action_id, ("action",)), authorised_by=s.resolve_id(by, ("agent",)),
-            grant=s.resolve_id(grant, ("grant",)), policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id, idempotency_key=key, at=parse_time(at), reason=reason,
+            grant=s.resolve_id(grant, ("grant",)), policy=policies.resolve(s, policy, ActionPolicy, where="--policy").id, idempotency_key=key, at=or_now(at), reason=reason,
             executor=actions.WebhookExecutor(webhook) if webhook else None,
         )  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_acted(done, f" compensates {action_id}"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Annotated, Any, Optional
 
 import typer
@@ -21,17 +21,19 @@ from gaf.cli.common import (
     command,
     emit,
     emit_rows,
+    number_option,
     open_store,
+    or_now,
     out,
-    parse_time,
     print_rows,
     Ticker,
     signing_key,
+    time_option,
     warn_ignored,
 )
 from gaf.errors import ExitCode, GafError
 from gaf.records import Projection, VerdictRules
-from gaf.types import to_instant
+from gaf.types import MAX_SECONDS, Span
 
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
 # --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
@@ -41,10 +43,11 @@ from gaf.types import to_instant
 def project(
     name: Annotated[str, typer.Argument(help="The policy: NAME or NAME@VERSION.")],
     reviewer: Annotated[str, typer.Option(help="Key, id or id prefix of the agent the acceptance is recorded under.")],
-    as_of: Annotated[Optional[str], typer.Option(help="Transaction time to project as of (ISO 8601); default now.")] = None,
-    auto_accept_at: Annotated[float, typer.Option(help="Accept candidates at or above this confidence; route the rest.")] = 1.0,
+    as_of: Annotated[Optional[datetime], time_option("--as-of", help="Transaction time to project as of (ISO 8601); default now.")] = None,
+    auto_accept_at: Annotated[float, number_option("--auto-accept-at", Span(0, 1, example="--auto-accept-at 0.9"),
+                                                   help="Accept candidates at or above this confidence (0 to 1); route the rest.")] = 1.0,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate and show the candidates; open the store read-only and write nothing.")] = False,
-    at: Annotated[Optional[str], typer.Option("--at", help="When the acceptance is decided (ISO 8601); default now.")] = None,
+    at: Annotated[Optional[datetime], time_option("--at", help="When the acceptance is decided (ISO 8601); default now.")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -57,8 +60,8 @@ def project(
           --at 2026-07-15T11:00:00Z
       gaf project rent-delinquency --reviewer registry-clerk --dry-run --json
     """
-    now = to_instant(at) if at else datetime.now(timezone.utc)
-    when = to_instant(as_of) if as_of else now
+    now = or_now(at)
+    when = as_of or now
     with open_store(store, read_only=dry_run) as s, Ticker(f"project {name}") as tick:  # a dry run reads, beside writers
         policy = policies.resolve(s, name, Projection, where="NAME")
         who = s.resolve_id(reviewer, ("agent",))
@@ -93,9 +96,9 @@ def close_(
     gaf_id: Annotated[str, typer.Argument(help="The GAF to close (gaf project prints it); a unique prefix will do.")],
     rules: Annotated[str, typer.Option(help="Verdict rules: NAME or NAME@VERSION.")],
     subject: Annotated[str, typer.Option(help="What the verdict is about, e.g. rent:lease-17/2026-07.")],
-    as_of: Annotated[str, typer.Option(help="The transaction time the GAF was projected at (ISO 8601).")],
+    as_of: Annotated[datetime, time_option("--as-of", help="The transaction time the GAF was projected at (ISO 8601).")],
     supersedes: Annotated[Optional[list[str]], typer.Option(help="A closure this one supersedes (repeatable).")] = None,
-    at: Annotated[Optional[str], typer.Option("--at", help="When the closure is made (ISO 8601); default now.")] = None,
+    at: Annotated[Optional[datetime], time_option("--at", help="When the closure is made (ISO 8601); default now.")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -110,8 +113,8 @@ def close_(
     """
     with open_store(store) as s, Ticker(f"close {subject}") as tick:
         rule_set = policies.resolve(s, rules, VerdictRules, where="--rules")
-        when = parse_time(at)
-        closed = closure.close(s, s.resolve_id(gaf_id, ("gaf",)), rule_set, subject=subject, as_of=to_instant(as_of),
+        when = or_now(at)
+        closed = closure.close(s, s.resolve_id(gaf_id, ("gaf",)), rule_set, subject=subject, as_of=as_of,
                                closed_at=when, supersedes=[s.resolve_id(c, ("closure",)) for c in supersedes or []],
                                signing_key=signing_key(), progress=tick)  # fmt: skip
         settled = None if as_json else whatif.settling(s, closed.closure.id)  # the text shows it; an exception's reason quotes it
@@ -130,7 +133,8 @@ def close_(
 @command(app)
 def verdict(
     closure_id: Annotated[str, typer.Argument(help="A closure id, or a unique prefix of one.")],
-    tries: Annotated[int, typer.Option(help="Unknown premises tried for what would settle an undetermined verdict.", min=0)]
+    tries: Annotated[int, number_option("--tries", Span(0, whole=True, example="--tries 64"),
+                                        help="Unknown premises tried for what would settle an undetermined verdict.")]
     = whatif.SETTLE_TRIES,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
@@ -226,8 +230,9 @@ def history(
 @command(app, name="whatif")
 def whatif_(
     closure_id: Annotated[str, typer.Argument(help="The closure whose verdict is questioned.")],
-    max_size: Annotated[int, typer.Option("--max-size", help="Largest combination of changes tried.", min=1)] = 2,
-    seconds: Annotated[float, typer.Option(help="Stop after this long, and say how far the search got.")] = 60.0,
+    max_size: Annotated[int, number_option("--max-size", Span(1, whole=True, example="--max-size 2"), help="Largest combination of changes tried.")] = 2,
+    seconds: Annotated[float, number_option("--seconds", Span(0, MAX_SECONDS, above=True, unit="seconds", example="--seconds 60"),
+                                            help="Stop after this long, and say how far the search got.")] = 60.0,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
 
 import typer
 import typer.core
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.measure import Measurement
@@ -39,7 +40,7 @@ from gaf.settings import Settings
 from gaf.store import GafStore
 from gaf.store.config import open_store as open_named_store
 from gaf.store.config import shown
-from gaf.types import to_instant
+from gaf.types import Span, to_instant
 
 if TYPE_CHECKING:  # cryptography is optional (gaf[signing])
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -128,9 +129,66 @@ class Format(str, Enum):
     csv = "csv"
 
 
+# ---------------------------------------------------------------------- values read at the edge
+# Every option that is not free text — a time, a number, a format — is read by one reader of
+# gaf's (``to_instant``, ``gaf.types.Span``, a list of choices) as typer parses the command
+# line, so ``--as-of ""``, ``--auto-accept-at nan`` or ``--format xml`` is refused before the
+# command opens its store, in the words every other refusal uses.
+
+
+class Refused:
+    """A value an option's reader refused, held until the command starts (``@command`` raises it).
+
+    Typer would print a reader's exception as a usage box in its own (pydantic's) words, or
+    as a traceback; held, it is reported as every refusal is — one line, or JSON with
+    --json, exit code 2 — and nothing has been opened or written."""
+
+    def __init__(self, error: GafError) -> None:
+        self.error = error
+
+
+def read_with(parse: Callable[[str], Any], flag: str) -> Callable[[Any], Any]:
+    """An option's reader: ``parse`` over the text given, a refusal named by ``flag`` and held
+    (``Refused``). A default (not text) is the value already."""
+
+    def read(value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return parse(value)
+        except GafError as exc:
+            return Refused(type(exc)(exc.what, where=exc.where or flag, hint=exc.hint))
+
+    return read
+
+
+def time_option(flag: str, help: str) -> Any:
+    """An option that takes a time (``to_instant``): a date, or a time with its zone; an empty or
+    impossible one (``""``, ``2026-02-30``) is refused, never read as now."""
+    return typer.Option(flag, parser=read_with(to_instant, flag), metavar="TIME", help=help)
+
+
+def number_option(flag: str, span: Span, help: str) -> Any:
+    """An option that takes a number in ``span``: NaN, an infinity, text or a number out of
+    range is refused with the form it takes (the environment's numbers are read the same way)."""
+    return typer.Option(flag, parser=read_with(lambda text: span.read(text, flag), flag), metavar="NUMBER", help=help)
+
+
+def choice_option(flag: str, choices: Sequence[str], help: str, make: Callable[[str], Any] = str) -> Any:
+    """An option that takes one of ``choices``; any other value is refused naming them."""
+
+    def choose(text: str) -> Any:
+        if text not in choices:
+            raise InvalidValue(f"unknown value {text!r}", hint=f"one of: {', '.join(choices)}")
+        return make(text)
+
+    return typer.Option(flag, parser=read_with(choose, flag), metavar="|".join(choices), help=help)
+
+
 FormatOpt = Annotated[
     Optional[Format],
-    typer.Option("--format", help="table (for people, the default), json, ndjson (one object a line, streamed) or csv."),
+    choice_option("--format", [f.value for f in Format], make=Format,
+                  help="table (for people, the default), json, ndjson (one object a line, streamed) or csv."),
 ]
 
 
@@ -145,6 +203,10 @@ def _run(as_json: bool, work: Callable[[], Any]) -> Any:
         return work()
     except GafError as exc:
         refused = exc
+    except ValidationError as exc:  # a value a library model refused: its first complaint, not pydantic's page
+        first = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in first["loc"])
+        refused = InvalidRecord(str(first["msg"]).removeprefix("Value error, "), where=f"{exc.title}.{field}" if field else exc.title)
     except ValueError as exc:  # a value the user typed (a time, a version) that does not parse
         refused = InvalidRecord(str(exc))
     if as_json:
@@ -184,6 +246,9 @@ def command(group: typer.Typer, name: str | None = None) -> Callable[[F], F]:
             def limited() -> None:
                 chosen = settings()
                 fit_consoles(chosen.columns)
+                refused = next((v.error for v in kwargs.values() if isinstance(v, Refused)), None)
+                if refused is not None:
+                    raise refused
                 with limits(max_record_bytes=chosen.max_record_bytes, max_input_bytes=chosen.max_input_bytes):
                     fn(*args, **kwargs)
 
@@ -513,18 +578,19 @@ def print_rows(rows: list[dict[str, Any]], columns: tuple[str, ...], *, title: s
 
 
 AtOpt = Annotated[
-    Optional[str],
-    typer.Option("--at", help="When this is recorded (ISO 8601, or a date: midnight UTC); default now. Give it and a scripted history is the same records on every run."),
+    Optional[datetime],
+    time_option("--at", help="When this is recorded (ISO 8601, or a date: midnight UTC); default now. Give it and a scripted history is the same records on every run."),
 ]
-AsOfOpt = Annotated[Optional[str], typer.Option("--as-of", help="Answer for the graph as it stood at this time (ISO 8601).")]
+AsOfOpt = Annotated[Optional[datetime], time_option("--as-of", help="Answer for the graph as it stood at this time (ISO 8601).")]
 
 
 def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def parse_time(text: str | None) -> datetime:
-    return to_instant(text) if text else utc_now()
+def or_now(at: datetime | None) -> datetime:
+    """The time an option gave, or now when it gave none."""
+    return at or utc_now()
 
 
 ReviewerOpt = Annotated[str, typer.Option(help="Key, id or id prefix of the agent the re-projection's acceptance is recorded under.")]

@@ -12,11 +12,11 @@ import typer
 import impact
 from gaf import policies
 from gaf.canonical import short_ids
-from gaf.cli.common import group, AsOfOpt, JsonOpt, StoreOpt, app, command, emit, open_store, out, print_rows, progress_bar
+from gaf.cli.common import group, AsOfOpt, JsonOpt, StoreOpt, app, command, emit, number_option, open_store, out, print_rows, progress_bar, time_option
 from gaf.errors import GafError
 from gaf.records import Projection, VerdictRules
 from gaf.store import GafStore
-from gaf.types import to_instant
+from gaf.types import MAX_SECONDS, Span
 from impact import Limits
 from impact.report import closure_rows, headline, to_html, to_markdown
 
@@ -27,9 +27,12 @@ impact_app = group("Impact analysis: what must be reviewed after an invalidation
 app.add_typer(impact_app, name="impact")
 HtmlOpt = Annotated[Optional[Path], typer.Option("--html", help="Also write a self-contained HTML report with a picture.")]
 MarkdownOpt = Annotated[Optional[Path], typer.Option("--markdown", help="Also write the report as Markdown.")]
-DepthOpt = Annotated[int, typer.Option("--max-depth", help="Stop after this many hops (the report then says it is incomplete).")]
-CountOpt = Annotated[int, typer.Option("--max-count", help="Stop after this many records (the report then says so).")]
-SecondsOpt = Annotated[Optional[float], typer.Option("--seconds", help="Stop after this many seconds (the report then says so).")]
+DepthOpt = Annotated[int, number_option("--max-depth", Span(1, whole=True, example="--max-depth 64"),
+                                         help="Stop after this many hops (the report then says it is incomplete).")]
+CountOpt = Annotated[int, number_option("--max-count", Span(1, whole=True, example="--max-count 1000000"),
+                                         help="Stop after this many records (the report then says so).")]
+SecondsOpt = Annotated[Optional[float], number_option("--seconds", Span(0, MAX_SECONDS, above=True, unit="seconds", example="--seconds 30"),
+                                                      help="Stop after this many seconds (the report then says so).")]
 
 
 def _impact(
@@ -94,7 +97,7 @@ def impact_source(
         source_id = s.resolve_id(source, ("source",))
         return impact.source_invalidated(s, source_id, **kw)
 
-    _impact(as_json, store, html_out, md_out, question, as_of=to_instant(as_of) if as_of else None, limits=_limits(max_depth, max_count, seconds))
+    _impact(as_json, store, html_out, md_out, question, as_of=as_of, limits=_limits(max_depth, max_count, seconds))
 
 
 @command(impact_app, "claim")
@@ -111,7 +114,7 @@ def impact_claim(
       gaf impact claim claim:8c48… --markdown impact.md
     """
     _impact(as_json, store, html_out, md_out, impact.claim_retracted, claim_id, id_kind="claim",
-            as_of=to_instant(as_of) if as_of else None, limits=_limits(max_depth, max_count, seconds))  # fmt: skip
+            as_of=as_of, limits=_limits(max_depth, max_count, seconds))  # fmt: skip
 
 
 @command(impact_app, "new-claim")
@@ -137,14 +140,14 @@ def impact_new_claim(
             raise GafError(f"{path} holds {len(claims)} claims; give exactly one", hint="split the file")
         return impact.new_claim(s, claims[0], **kw)
 
-    _impact(as_json, store, html_out, md_out, question, as_of=to_instant(as_of) if as_of else None,
+    _impact(as_json, store, html_out, md_out, question, as_of=as_of,
             limits=_limits(max_depth, max_count, seconds))  # fmt: skip
 
 
 @command(impact_app, "policy")
 def impact_policy(
     policy: Annotated[str, typer.Argument(help="NAME@VERSION of a projection policy, or rules:NAME@VERSION for verdict rules.")],
-    effective: Annotated[Optional[str], typer.Option(help="When the change takes effect (ISO 8601); earlier closures are spared.")] = None,
+    effective: Annotated[Optional[datetime], time_option("--effective", help="When the change takes effect (ISO 8601); earlier closures are spared.")] = None,
     retroactive: Annotated[bool, typer.Option("--retroactive", help="The change reaches closures decided before it took effect.")] = False,
     as_of: AsOfOpt = None, html_out: HtmlOpt = None, md_out: MarkdownOpt = None,
     max_depth: DepthOpt = 64, max_count: CountOpt = 1_000_000, seconds: SecondsOpt = None,
@@ -162,7 +165,7 @@ def impact_policy(
             policies.resolve(s, policy.removeprefix("rules:"), VerdictRules, where="POLICY") if policy.startswith("rules:")
             else policies.resolve(s, policy, Projection, where="POLICY")
         )  # fmt: skip
-        return impact.policy_changed(s, record.id, effective=to_instant(effective) if effective else None, retroactive=retroactive, **kw)
+        return impact.policy_changed(s, record.id, effective=effective, retroactive=retroactive, **kw)
 
-    _impact(as_json, store, html_out, md_out, question, as_of=to_instant(as_of) if as_of else None,
+    _impact(as_json, store, html_out, md_out, question, as_of=as_of,
             limits=_limits(max_depth, max_count, seconds))  # fmt: skip

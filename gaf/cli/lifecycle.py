@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -22,13 +23,15 @@ from gaf.cli.common import (
     open_store,
     out,
     Ticker,
-    parse_time,
+    number_option,
+    or_now,
     print_rows,
+    time_option,
 )
 from gaf.cli.policy import policy_app
 from gaf.errors import GafError
 from gaf.records import Projection
-from gaf.types import to_instant
+from gaf.types import Span
 
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
 # --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
@@ -41,7 +44,7 @@ def policy_decide(
     decision: Annotated[str, typer.Option(help="What was decided.")],
     reason: Annotated[str, typer.Option(help="Why.")],
     settles: Annotated[Optional[str], typer.Option(help="The policy exception this decision settles (takes it off the queue).")] = None,
-    at: Annotated[Optional[str], typer.Option("--at", help="When it was decided (ISO 8601); default now.")] = None,
+    at: Annotated[Optional[datetime], time_option("--at", help="When it was decided (ISO 8601); default now.")] = None,
     store: StoreOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Record a person's decision on one case: not a precedent; with --settles, it settles a policy exception.
@@ -58,7 +61,7 @@ def policy_decide(
     """
     with open_store(store) as s:
         case = lifecycle.decide_case(s, s.resolve_id(closure_id, ("closure",)), decided_by=s.resolve_id(by, ("agent",)), decision=decision,
-                                     reason=reason, at=parse_time(at), settles=settles)  # fmt: skip
+                                     reason=reason, at=or_now(at), settles=settles)  # fmt: skip
     emit(as_json, case.to_json(), lambda: out.print(
         f"case decision {case.id}" + (f" (settles {case.settles})" if case.settles else ""), highlight=False))  # fmt: skip
 
@@ -85,7 +88,7 @@ def policy_propose(
     rule = policies.read_derivation_rule(rule_file)
     with open_store(store) as s:
         candidate = lifecycle.propose(s, name=name, text=text, rule=rule, cases=case or [],
-                                      proposed_by=s.resolve_id(by, ("agent",)), at=parse_time(at))  # fmt: skip
+                                      proposed_by=s.resolve_id(by, ("agent",)), at=or_now(at))  # fmt: skip
     emit(as_json, candidate.to_json(), lambda: out.print(f"proposed {candidate.id}", highlight=False))
 
 
@@ -93,8 +96,8 @@ def policy_propose(
 def policy_ratify(
     candidate_id: Annotated[str, typer.Argument(help="The policy candidate to ratify.")],
     by: Annotated[str, typer.Option("--by", help="Key, id or id prefix of the authority (an agent with the 'authority' role).")],
-    version: Annotated[int, typer.Option(help="The ratified policy's version.")],
-    effective: Annotated[str, typer.Option(help="When it takes effect (ISO 8601).")],
+    version: Annotated[int, number_option("--version", Span(1, whole=True, example="--version 1"), help="The ratified policy's version.")],
+    effective: Annotated[datetime, time_option("--effective", help="When it takes effect (ISO 8601).")],
     retroactive: Annotated[bool, typer.Option("--retroactive", help="It also governs closures decided before it took effect.")] = False,
     at: AtOpt = None,
     store: StoreOpt = None, as_json: JsonOpt = False,
@@ -116,7 +119,7 @@ def policy_ratify(
         if not isinstance(candidate, PolicyCandidate):
             raise GafError(f"no policy candidate {candidate_id}")
         ratified = lifecycle.ratify(s, candidate, authority=s.resolve_id(by, ("agent",)), version=version,
-                                    effective=to_instant(effective), retroactive=retroactive, at=parse_time(at))  # fmt: skip
+                                    effective=effective, retroactive=retroactive, at=or_now(at))  # fmt: skip
     emit(as_json, ratified.to_json(), lambda: out.print(f"ratified {ratified.name}@{ratified.version} as {ratified.id}", highlight=False))
 
 
@@ -141,7 +144,7 @@ def policy_waive(
     with open_store(store) as s:
         waiver = lifecycle.waive(s, policy=s.resolve_id(policy_id, ("action_policy", "projection", "rules", "policy")),
                                  closure=s.resolve_id(closure_id, ("closure",)), authority=s.resolve_id(by, ("agent",)),
-                                 reason=reason, at=parse_time(at))  # fmt: skip
+                                 reason=reason, at=or_now(at))  # fmt: skip
     emit(as_json, waiver.to_json(), lambda: out.print(f"waiver {waiver.id}", highlight=False))
 
 

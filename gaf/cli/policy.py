@@ -22,7 +22,7 @@ from gaf.cli.common import (
     emit_rows,
     group,
     open_store,
-    parse_time,
+    or_now,
     out,
     print_rows,
     warn_ignored,
@@ -51,7 +51,7 @@ def policy_add(
       gaf policy add examples/rent/policy.yaml
     """
     with open_store(store) as s:
-        policy = policies.publish(s, policies.read_policy(s, path), at=parse_time(at))
+        policy = policies.publish(s, policies.read_policy(s, path), at=or_now(at))
     warn_ignored(projection.declaration_problems(policy))
     emit(as_json, policy.to_json(), lambda: out.print(f"published {policy.ref} as {policy.id}", highlight=False))
 
@@ -70,7 +70,7 @@ def policy_revise(
       gaf policy revise examples/rent/policy.yaml
     """
     with open_store(store) as s:
-        policy = policies.revise(s, policies.read_policy(s, path), at=parse_time(at))
+        policy = policies.revise(s, policies.read_policy(s, path), at=or_now(at))
     emit(as_json, policy.to_json(), lambda: out.print(f"published {policy.ref} (revises {policy.revises})", highlight=False))
 
 
@@ -131,7 +131,7 @@ def rules_add(
       gaf rules add examples/rent/verdict-rules.yaml
     """
     with open_store(store) as s:
-        rules = policies.publish(s, policies.read_rules(path), at=parse_time(at))
+        rules = policies.publish(s, policies.read_rules(path), at=or_now(at))
         _warn_unestablished(s, rules)
     emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
 
@@ -169,7 +169,7 @@ def rules_revise(
       gaf rules revise examples/rent/verdict-rules.yaml
     """
     with open_store(store) as s:
-        rules = policies.revise(s, policies.read_rules(path), at=parse_time(at))
+        rules = policies.revise(s, policies.read_rules(path), at=or_now(at))
         _warn_unestablished(s, rules)
     emit(as_json, rules.to_json(), lambda: out.print(f"published {rules.ref} as {rules.id}", highlight=False))
 

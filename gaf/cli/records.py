@@ -16,6 +16,7 @@ from gaf.cli.common import (
     TABLE_ROWS,
     Format,
     FormatOpt,
+    choice_option,
     chosen_format,
     emit_rows,
     JsonOpt,
@@ -24,8 +25,9 @@ from gaf.cli.common import (
     command,
     emit,
     err,
+    number_option,
     open_store,
-    parse_time,
+    or_now,
     out,
     Ticker,
     progress_bar,
@@ -38,6 +40,7 @@ from gaf.errors import ExitCode, GafError
 from gaf.ledger import ingest as ingest_records
 from gaf.records import Record, json_schema, record_type
 from gaf.store import init_store, shown
+from gaf.types import Span
 
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
 # --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
@@ -87,10 +90,10 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress 
 @command(app)
 def ingest(
     path: Annotated[str, typer.Argument(help="A .jsonl, .csv or .yaml file of claims, sources and agents; - reads stdin.")],
-    fmt: Annotated[Optional[str], typer.Option("--format", help="jsonl, csv or yaml: needed for -, else from the suffix.")] = None,
+    fmt: Annotated[Optional[str], choice_option("--format", ("jsonl", "csv", "yaml"), help="jsonl, csv or yaml: needed for -, else from the suffix.")] = None,
     store: StoreOpt = None,
     best_effort: Annotated[bool, typer.Option("--best-effort", help="Write the good items and report the bad ones.")] = False,
-    batch_size: Annotated[int, typer.Option(help="Records per write transaction.", min=1)] = 2000,
+    batch_size: Annotated[int, number_option("--batch-size", Span(1, whole=True, example="--batch-size 2000"), help="Records per write transaction.")] = 2000,
     at: AtOpt = None,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
@@ -115,7 +118,7 @@ def ingest(
         report = ingest_records(
             s,
             sys.stdin.buffer if stdin else Path(path),
-            recorded_at=parse_time(at),
+            recorded_at=or_now(at),
             mode="best_effort" if best_effort else "atomic",
             fmt=fmt,
             name=name,
@@ -283,6 +286,6 @@ def migrate(
     from gaf.migrate import migrate as bring_up
 
     with open_store(store) as s:
-        done = bring_up(s, at=parse_time(at), dry_run=dry_run)
+        done = bring_up(s, at=or_now(at), dry_run=dry_run)
     payload = {**done.to_dict(), "dry_run": dry_run}
     emit(as_json, payload, lambda: out.print(("(dry run) " if dry_run else "") + done.summary(), highlight=False))

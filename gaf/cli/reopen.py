@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,13 +24,13 @@ from gaf.cli.common import (
     command,
     emit,
     open_store,
+    or_now,
     out,
-    parse_time,
     signing_key,
+    time_option,
 )
 from gaf.ledger import ingest as ingest_records
 from gaf.records import Claim, Projection
-from gaf.types import to_instant
 
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
 # --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
@@ -66,8 +67,8 @@ def reopen_new_claim(
     """
     import impact
 
-    when = parse_time(as_of)
-    recorded = parse_time(at)
+    when = or_now(as_of)
+    recorded = or_now(at)
     with open_store(store) as s:
         report = ingest_records(s, path, recorded_at=recorded)
         claims = [r for r in s.get_many(report.write.written + report.write.existing).values() if isinstance(r, Claim)]
@@ -86,7 +87,7 @@ def reopen_source(
     source: Annotated[str, typer.Argument(help="The source to invalidate: its key, id or id prefix.")],
     by: Annotated[str, typer.Option("--by", help="Key, id or id prefix of the agent declaring it invalid.")],
     reason: Annotated[str, typer.Option(help="Why the source is invalid.")],
-    invalid_from: Annotated[str, typer.Option(help="Claims observed from this time on count for nothing (ISO 8601).")],
+    invalid_from: Annotated[datetime, time_option("--invalid-from", help="Claims observed from this time on count for nothing (ISO 8601).")],
     reviewer: ReviewerOpt, as_of: AsOfOpt = None, at: AtOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Record a source invalidation and reopen every standing closure that rested on it.
@@ -99,13 +100,13 @@ def reopen_source(
     """
     import impact
 
-    when = parse_time(as_of)
+    when = or_now(as_of)
     with open_store(store) as s:
         source_id = s.resolve_id(source, ("source",))
         who = s.resolve_id(by, ("agent",))
         reviewer_id = s.resolve_id(reviewer, ("agent",))
         done = reopening.after_invalidation(s, source_id, impact=impact, by=who, reason=reason,
-                                            invalid_from=to_instant(invalid_from), reviewer=reviewer_id, at=parse_time(at),
+                                            invalid_from=invalid_from, reviewer=reviewer_id, at=or_now(at),
                                             as_of=when, signing_key=signing_key())  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))
 
@@ -130,8 +131,8 @@ def reopen_policy(
     with open_store(store) as s:
         previous = policies.resolve(s, old, Projection, where="OLD")
         reviewer_id = s.resolve_id(reviewer, ("agent",))
-        done = reopening.after_policy_change(s, previous, impact=impact, reviewer=reviewer_id, at=parse_time(at),
-                                             as_of=parse_time(as_of), signing_key=signing_key())  # fmt: skip
+        done = reopening.after_policy_change(s, previous, impact=impact, reviewer=reviewer_id, at=or_now(at),
+                                             as_of=or_now(as_of), signing_key=signing_key())  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))
 
 
@@ -149,10 +150,10 @@ def reopen_appeal(
       gaf reopen appeal closure:be9d… --by tenant-b \\
           --grounds "the receipt shows July" --reviewer registry-clerk
     """
-    when = parse_time(as_of)
+    when = or_now(as_of)
     with open_store(store) as s:
         who = s.resolve_id(by, ("agent",))
         reviewer_id = s.resolve_id(reviewer, ("agent",))
-        done = reopening.on_appeal(s, s.resolve_id(closure_id, ("closure",)), by=who, grounds=grounds, reviewer=reviewer_id, at=parse_time(at), as_of=when,
+        done = reopening.on_appeal(s, s.resolve_id(closure_id, ("closure",)), by=who, grounds=grounds, reviewer=reviewer_id, at=or_now(at), as_of=when,
                                    signing_key=signing_key())
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))

@@ -6,8 +6,9 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from gaf.cli.common import AtOpt, FormatOpt, JsonOpt, StoreOpt, app, chosen_format, command, emit, emit_rows, group, open_store, out, parse_time, print_rows, settings
+from gaf.cli.common import AtOpt, FormatOpt, JsonOpt, StoreOpt, app, chosen_format, command, emit, emit_rows, group, number_option, open_store, out, or_now, print_rows, settings
 from gaf.records import Agent
+from gaf.types import Span
 from gaf.store import store_target
 from gaf.web import Role, Tokens, serve as run_server, tokens_file
 from gaf.web.tokens import expiry
@@ -22,7 +23,7 @@ app.add_typer(token_app, name="token")
 @command(app)
 def serve(
     host: Annotated[Optional[str], typer.Option(help="The address to listen on; default $GAF_SERVE_HOST, else 127.0.0.1.")] = None,
-    port: Annotated[Optional[int], typer.Option(help="The port; default $GAF_SERVE_PORT, else 8000.", min=1, max=65535)] = None,
+    port: Annotated[Optional[int], number_option("--port", Span(1, 65535, whole=True, example="--port 8000"), help="The port; default $GAF_SERVE_PORT, else 8000.")] = None,
     no_auth: Annotated[bool, typer.Option("--no-auth", help="Serve without tokens: only on 127.0.0.1 or localhost.")] = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
@@ -66,7 +67,7 @@ def token_create(
 
       gaf token create --agent registry-clerk --role writer --expires 30d
     """
-    made = parse_time(at)
+    made = or_now(at)
     with open_store(store, read_only=True) as s:
         agent_id = s.get(s.resolve_id(agent, ("agent",)), Agent).id
         issued = Tokens(tokens_file(settings(), s.location)).create(agent=agent_id, role=role, at=made, expires=expiry(expires, made))
@@ -82,7 +83,7 @@ def token_list(at: AtOpt = None, store: StoreOpt = None, as_json: JsonOpt = Fals
 
       gaf token list --json
     """
-    now = parse_time(at)
+    now = or_now(at)
     tokens = Tokens(tokens_file(settings(), store_target(store, settings())))
     emit_rows(chosen_format(as_json, fmt), (t.to_dict(now) for t in tokens.all()),
               lambda rows: print_rows(rows, ("id", "agent", "role", "state", "expires_at")))  # fmt: skip
@@ -101,5 +102,5 @@ def token_revoke(
 
       gaf token revoke 3f2a9c01be44
     """
-    token = Tokens(tokens_file(settings(), store_target(store, settings()))).revoke(token_id, at=parse_time(at))
+    token = Tokens(tokens_file(settings(), store_target(store, settings()))).revoke(token_id, at=or_now(at))
     emit(as_json, token.to_dict(), lambda: out.print(f"revoked {token.id} at {token.revoked_at}", highlight=False))
