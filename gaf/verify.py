@@ -10,7 +10,6 @@ with the record it concerns.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +19,11 @@ from gaf.records import RECORD_TYPES, Closure, Cone, Record, parse_body
 from gaf.signing import signature_problem
 from gaf.store.base import GafStore
 from gaf.store.schema import CONES_RECORDED
+from gaf.types import Progress, no_progress
+
+#: The one stage of a verify, and how many records are checked between two reports of it.
+CHECKING = "checking the records"
+RECORDS_BATCH = 1000
 
 
 @dataclass
@@ -46,16 +50,20 @@ class VerifyReport:
         return {"ok": self.ok, "checked": self.checked, "discrepancies": [d.to_dict() for d in self.discrepancies]}
 
 
-def verify(store: GafStore, *, verify_key: str | None = None, progress: Callable[[int], None] | None = None) -> VerifyReport:
+def verify(store: GafStore, *, verify_key: str | None = None, progress: Progress = no_progress) -> VerifyReport:
     """Check every stored record against its id, its node properties and its relationships.
 
     A signed closure's signature is checked too; given ``verify_key`` (a public key as
     hex, ``gaf.signing.public_key``), every closure must be signed by that key.
+    ``progress`` is told the records checked, out of all the store holds, every thousand
+    and after each kind.
     """
     key = verify_key
     report = VerifyReport()
     closures: dict[str, Closure] = {}
     cones: dict[str, list[Cone]] = {}
+    total = sum(store.count(cls) for cls in RECORD_TYPES.values())  # the store's own records (version stamps) too
+    progress(CHECKING, 0, total)
     for kind, cls in sorted(RECORD_TYPES.items()):
         rows = store.stored_nodes(kind)
         held = store.held_members(rows)
@@ -77,8 +85,9 @@ def verify(store: GafStore, *, verify_key: str | None = None, progress: Callable
                 closures[record.id] = record
                 if problem := signature_problem(record, key):
                     report.discrepancies.append(Discrepancy(record.id, problem))
-            if progress and report.checked % 1000 == 0:
-                progress(report.checked)
+            if report.checked % RECORDS_BATCH == 0:
+                progress(CHECKING, report.checked, total)
+        progress(CHECKING, report.checked, total)
     _check_chains(closures, report)
     _check_cones(store, closures, cones, report)
     return report

@@ -27,8 +27,8 @@ from gaf.cli.common import (
     open_store,
     parse_time,
     out,
+    QuietOpt,
     Ticker,
-    progress_bar,
     named_by,
     records_table,
     settings,
@@ -81,9 +81,6 @@ def schema(
 #: How many of the records an ingest wrote its table shows (the counts are whole).
 SHOWN = 50
 
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress on stderr.")]
-
-
 @command(app)
 def ingest(
     path: Annotated[str, typer.Argument(help="A .jsonl, .csv or .yaml file of claims, sources and agents; - reads stdin.")],
@@ -120,8 +117,7 @@ def ingest(
             fmt=fmt,
             name=name,
             batch_size=batch_size,
-            checking=lambda done: tick("checked", done),
-            progress=lambda done, total: tick("written", done, total),
+            progress=tick,
             keep_ids=SHOWN,
         )
         written = s.get_many(report.write.written)
@@ -221,7 +217,7 @@ def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @command(app)
-def verify(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+def verify(store: StoreOpt = None, quiet: QuietOpt = False, as_json: JsonOpt = False) -> None:
     """Recompute every content id and check every property and relationship; name each discrepancy.
 
     Exit code 0 when the store is intact, 4 when anything differs.
@@ -233,9 +229,8 @@ def verify(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """
     from gaf.verify import verify as check
 
-    with open_store(store, read_only=True) as s, progress_bar(as_json) as bar:
-        task = bar.add_task("verifying", total=sum(s.counts().values()))
-        report = check(s, verify_key=verify_key(), progress=lambda n: bar.update(task, completed=n))
+    with open_store(store, read_only=True) as s, Ticker("verify", quiet=quiet) as tick:
+        report = check(s, verify_key=verify_key(), progress=tick)
 
     def text() -> None:
         state = "[green]intact[/]" if report.ok else f"[red]{len(report.discrepancies)} discrepancies[/]"
