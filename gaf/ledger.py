@@ -597,7 +597,8 @@ def ingest(
             def reread() -> Iterator[Item]:
                 return iter(given)
 
-        checked = _check(store, reread, recorded_at, ranks=[2] if chosen == "csv" else None, progress=progress)  # CSV holds claims alone
+        ranks = [2] if chosen == "csv" else None  # CSV holds claims alone
+        checked = _check(store, reread, recorded_at, ranks=ranks, progress=progress)
         if checked.failed and mode == "atomic":
             raise BatchRejected([e.error for e in checked.failed], where=where)
         if where is not None and _file_stamp(path) != stamp:

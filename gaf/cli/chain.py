@@ -61,7 +61,8 @@ def project(
     """
     now = to_instant(at) if at else datetime.now(timezone.utc)
     when = to_instant(as_of) if as_of else now
-    with open_store(store, read_only=dry_run) as s, Ticker(f"project {name}", quiet=quiet) as tick:  # a dry run reads, beside writers
+    # a dry run reads, so it runs beside another process's writes
+    with open_store(store, read_only=dry_run) as s, Ticker(f"project {name}", quiet=quiet) as tick:
         policy = policies.resolve(s, name, Projection, where="NAME")
         who = s.resolve_id(reviewer, ("agent",))
         result = projection.project(s, policy, as_of=when, reviewer=who, at=now, dry_run=dry_run,

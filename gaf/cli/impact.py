@@ -110,8 +110,8 @@ def impact_claim(
 
       gaf impact claim claim:8c48… --markdown impact.md
     """
-    _impact(as_json, store, html_out, md_out, quiet, f"impact claim {claim_id}", impact.claim_retracted, claim_id, id_kind="claim",
-            as_of=to_instant(as_of) if as_of else None, limits=_limits(max_depth, max_count, seconds))  # fmt: skip
+    _impact(as_json, store, html_out, md_out, quiet, f"impact claim {claim_id}", impact.claim_retracted, claim_id,
+            id_kind="claim", as_of=to_instant(as_of) if as_of else None, limits=_limits(max_depth, max_count, seconds))  # fmt: skip
 
 
 @command(impact_app, "new-claim")
@@ -137,8 +137,8 @@ def impact_new_claim(
             raise GafError(f"{path} holds {len(claims)} claims; give exactly one", hint="split the file")
         return impact.new_claim(s, claims[0], **kw)
 
-    _impact(as_json, store, html_out, md_out, quiet, f"impact new-claim {path}", question, as_of=to_instant(as_of) if as_of else None,
-            limits=_limits(max_depth, max_count, seconds))  # fmt: skip
+    _impact(as_json, store, html_out, md_out, quiet, f"impact new-claim {path}", question,
+            as_of=to_instant(as_of) if as_of else None, limits=_limits(max_depth, max_count, seconds))  # fmt: skip
 
 
 @command(impact_app, "policy")
@@ -164,5 +164,5 @@ def impact_policy(
         )  # fmt: skip
         return impact.policy_changed(s, record.id, effective=to_instant(effective) if effective else None, retroactive=retroactive, **kw)
 
-    _impact(as_json, store, html_out, md_out, quiet, f"impact policy {policy}", question, as_of=to_instant(as_of) if as_of else None,
-            limits=_limits(max_depth, max_count, seconds))  # fmt: skip
+    _impact(as_json, store, html_out, md_out, quiet, f"impact policy {policy}", question,
+            as_of=to_instant(as_of) if as_of else None, limits=_limits(max_depth, max_count, seconds))  # fmt: skip
