@@ -231,7 +231,7 @@ def child(variant: str, store_path: str, out: str, total: int, cache_mb: int = 0
                     bar.update(task, completed=n)
             result["records"] = n
         elif variant == "gaf":
-            exported = pe.stream_all(store, out, base=DEFAULT_BASE, progress=lambda n: bar.update(task, completed=n))
+            exported = pe.stream_all(store, out, base=DEFAULT_BASE, progress=lambda _, n, __: bar.update(task, completed=n))
             result["records"] = exported.records
             result["lines"] = exported.triples
         elif variant == "rdflib":

@@ -60,12 +60,17 @@ from gaf.records import (
 from gaf.settings import DEFAULT_MAX_INPUT_BYTES as DEFAULT_MAX_INPUT_BYTES
 from gaf.store.base import GafStore, ItemError, Mode, WriteReport
 from gaf.arith import EXACT_DIGITS
-from gaf.types import TEXT_CHARS, TIME_FORM, WrittenNumber, format_instant
+from gaf.types import TEXT_CHARS, TIME_FORM, Progress, WrittenNumber, format_instant, no_progress
 
 Format = Literal["jsonl", "csv", "yaml"]
 
 #: Records per write transaction when ingesting files.
 DEFAULT_BATCH = 2000
+#: An ingest's two stages, as its progress is told them, and how many items are checked
+#: between two reports of the first.
+CHECKING = "checking the items"
+WRITING = "writing the records"
+ITEMS_BATCH = 1000
 
 #: Kinds that people refer to by key instead of id.
 KEYED_KINDS = ("source", "agent")
@@ -713,8 +718,7 @@ def ingest(
     fmt: str | None = None,
     name: str | None = None,
     batch_size: int = DEFAULT_BATCH,
-    progress: Callable[[int, int], None] | None = None,
-    checking: Callable[[int], None] | None = None,
+    progress: Progress = no_progress,
     keep_ids: int | None = None,
 ) -> IngestReport:
     """Read, validate and append claims (and their sources and agents).
@@ -732,8 +736,9 @@ def ingest(
     before stay written and running the same ingest again finishes it (ids already stored
     are no-ops).
 
-    ``checking`` is called with the number of items checked so far while the input is
-    checked, ``progress`` with (records written so far, records to write) after each batch.
+    ``progress`` is told the items checked in the first pass (every thousand and at its end;
+    how many there are is not known before), then the records written out of those to write,
+    after each batch.
     The report lists every written and existing id, or the first ``keep_ids`` of each (its
     counts are always whole): a million ids are a hundred megabytes.
     """
@@ -760,7 +765,8 @@ def ingest(
             def reread() -> Iterator[Item]:
                 return iter(given)
 
-        checked = _check(store, reread, recorded_at, ranks=[2] if chosen == "csv" else None, counted=checking)  # CSV holds claims alone
+        ranks = [2] if chosen == "csv" else None  # CSV holds claims alone
+        checked = _check(store, reread, recorded_at, ranks=ranks, progress=progress)
         if checked.failed and mode == "atomic":
             raise BatchRejected([e.error for e in checked.failed], where=where)
         if where is not None and _file_stamp(path) != stamp:
@@ -770,11 +776,11 @@ def ingest(
         lacking: list[Closure] = []
         batches = _batches(_to_write(store, reread, recorded_at, checked, lacking), checked.placed, batch_size)
         done = 0
+        progress(WRITING, done, checked.records)
         for written in store.put_batches(batches, mode=mode, at=recorded_at):
             report.add(written, keep_ids)
             done += len(written.written) + len(written.existing) + len(written.failed)
-            if progress:
-                progress(done, checked.records)
+            progress(WRITING, done, checked.records)
         if lacking:
             report.add(_cones_for_closures(store, lacking, recorded_at, mode), keep_ids)
         return report
@@ -846,7 +852,7 @@ def _cones_for_closures(store: GafStore, lacking: list[Closure], at: datetime, m
 
 def resolve_items(store: GafStore, items: list[Item], recorded_at: datetime) -> list[Record]:
     """The records of some items, checked and with keys resolved, without writing anything."""
-    checked = _check(store, lambda: iter(items), recorded_at, ranks=None, counted=None)
+    checked = _check(store, lambda: iter(items), recorded_at, ranks=None)
     if checked.failed:
         raise BatchRejected([e.error for e in checked.failed])
     return [r for _, _, r in _records(store, lambda: iter(items), recorded_at, checked.ranks) if isinstance(r, Record)]
@@ -874,7 +880,7 @@ class _Checked:
 
 
 def _check(store: GafStore, reread: Reread, recorded_at: datetime, *, ranks: list[int] | None,
-           counted: Callable[[int], None] | None) -> _Checked:  # fmt: skip
+           progress: Progress = no_progress) -> _Checked:  # fmt: skip
     """The first pass: every item resolved and checked, and every reference found in the input
     or the store, keeping only ids. ``ranks`` are the ranks of kinds the input holds when the
     format tells (a CSV file holds claims alone), else found by the first read."""
@@ -887,8 +893,8 @@ def _check(store: GafStore, reread: Reread, recorded_at: datetime, *, ranks: lis
     read = position = 0
     for index, item, found in _records(store, reread, recorded_at, ranks, present):
         read += 1
-        if counted and read % 1000 == 0:
-            counted(read)
+        if read % ITEMS_BATCH == 0:
+            progress(CHECKING, read, None)
         if isinstance(found, GafError):
             failed.append(ItemError(index, item.data.get("id") if "__error__" not in item.data else None, found))
             continue
@@ -899,8 +905,7 @@ def _check(store: GafStore, reread: Reread, recorded_at: datetime, *, ranks: lis
         elif isinstance(found, Cone):
             coned.add(found.closure)
         position += 1
-    if counted:
-        counted(read)
+    progress(CHECKING, read, None)
     placed = brought.first_places(wanted)
     outside = wanted - placed.keys()
     missing = outside - store.exists(outside)

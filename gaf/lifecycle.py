@@ -36,7 +36,7 @@ from gaf.records import (
 from gaf.reopen import verdict_of
 from gaf.rules import DerivationRule
 from gaf.store.base import GafStore
-from gaf.types import Progress, no_progress
+from gaf.types import Progress, counted, no_progress
 from gaf.verdict import UNDETERMINED, judge
 from gaf.whatif import Settling, settling
 
@@ -166,8 +166,7 @@ def sway(store: GafStore, current: Projection, proposed: Projection, *, progress
     out = Sway(current=current.ref, proposed=proposed.ref)
     progress("finding the standing closures", 0, None)
     closures = [c for c in store.find(Closure, projection=current.id) if not store.superseded_by(c.id)]
-    for closure in closures:
-        progress("judging the closures again", out.judged, len(closures))
+    for closure in counted(closures, "judging the closures again", progress):
         rules = store.get(closure.rules, VerdictRules)
         before = verdict_of(store, closure.id)
         if before is None:
@@ -180,5 +179,4 @@ def sway(store: GafStore, current: Projection, proposed: Projection, *, progress
                               "strength": [before.strength, after.strength]})  # fmt: skip
         else:
             out.unchanged.append(closure.id)
-    progress("judging the closures again", out.judged, len(closures))
     return out

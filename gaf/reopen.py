@@ -35,9 +35,16 @@ from gaf.records import (
     VerdictRules,
 )
 from gaf.store.base import GafStore
+from gaf.types import Progress, counted, no_progress
 
 if TYPE_CHECKING:  # cryptography is optional (gaf[signing])
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+
+#: A reopen's stage (the closures reached, each re-decided or left as it stands), and that of
+#: reopening after new claims (the claims followed).
+REOPENING = "reopening the closures"
+FOLLOWING = "following the new claims"
 
 
 @dataclass
@@ -68,6 +75,7 @@ def reopen(
     policy: Projection | None = None,
     review: ReviewPolicy | None = None,
     signing_key: Ed25519PrivateKey | None = None,
+    progress: Progress = no_progress,
 ) -> Reopened:
     """Re-project and re-judge each closure reached, superseding it; record the event.
 
@@ -77,13 +85,13 @@ def reopen(
     Closures already superseded are left alone: only the head of a chain is reopened.
     Each is re-projected under the review policy its GAF was accepted under
     (``recorded_review``: its threshold, and every fact it accepted kept), unless ``review``
-    is given.
+    is given. ``progress`` is told the closures reopened, out of those reached, after each.
     """
     trigger = Trigger(trigger)
     done: list[dict[str, Any]] = []
     superseding: list[str] = []
     reopened: list[str] = []
-    for closure_id in sorted(set(closures)):
+    for closure_id in counted(sorted(set(closures)), REOPENING, progress):
         old = store.get(closure_id, Closure)
         if store.superseded_by(old.id):
             continue
@@ -171,32 +179,35 @@ class ImpactReport(Protocol):
 class Impact(Protocol):
     """The impact questions a reopen workflow asks (the ``impact`` package answers them)."""
 
-    def source_invalidated(self, store: GafStore, source_id: str) -> ImpactReport: ...
+    def source_invalidated(self, store: GafStore, source_id: str, *, progress: Progress = ...) -> ImpactReport: ...
 
     def new_claim(self, store: GafStore, claim: Claim) -> ImpactReport: ...
 
     def policy_changed(
-        self, store: GafStore, policy_id: str, *, effective: datetime | None = ..., retroactive: bool = ...
+        self, store: GafStore, policy_id: str, *, effective: datetime | None = ..., retroactive: bool = ...,
+        progress: Progress = ...,
     ) -> ImpactReport: ...
 
 
 def _reopen_reached(
     store: GafStore, report: ImpactReport, *, trigger: Trigger, cause: str, reviewer: str, at: datetime, as_of: datetime,
     reason: str, policy: Projection | None = None, signing_key: Ed25519PrivateKey | None = None,
+    progress: Progress = no_progress,
 ) -> Reopened:  # fmt: skip
     closures = [a.id for a in report.affected if a.kind == "closure"]
     return reopen(store, trigger=trigger, cause=cause, closures=closures, reviewer=reviewer, at=at, as_of=as_of,
                   reason=reason, impact=[a.id for a in report.affected], to_compensate=report.to_compensate,
-                  policy=policy, signing_key=signing_key)  # fmt: skip
+                  policy=policy, signing_key=signing_key, progress=progress)  # fmt: skip
 
 
 def after_new_claims(
     store: GafStore, claims: Iterable[Claim], *, impact: Impact, reviewer: str, at: datetime, as_of: datetime,
-    signing_key: Ed25519PrivateKey | None = None,
+    signing_key: Ed25519PrivateKey | None = None, progress: Progress = no_progress,
 ) -> list[Reopened]:  # fmt: skip
-    """Reopen every standing closure that stored claims reach (new evidence), one reopen per claim, by claim id."""
+    """Reopen every standing closure that stored claims reach (new evidence), one reopen per claim, by claim id;
+    ``progress`` is told the claims followed, after each (one claim's walk and reopen are too quick to tell)."""
     out = []
-    for claim in sorted(claims, key=lambda c: c.id):
+    for claim in counted(sorted(claims, key=lambda c: c.id), FOLLOWING, progress):
         report = impact.new_claim(store, claim)
         out.append(_reopen_reached(store, report, trigger=Trigger.new_claim, cause=claim.id, reviewer=reviewer, at=at,
                                    as_of=as_of, reason=f"new claim {claim.id}", signing_key=signing_key))  # fmt: skip
@@ -205,46 +216,49 @@ def after_new_claims(
 
 def after_invalidation(
     store: GafStore, source_id: str, *, impact: Impact, by: str, reason: str, invalid_from: datetime, reviewer: str,
-    at: datetime, as_of: datetime, signing_key: Ed25519PrivateKey | None = None,
+    at: datetime, as_of: datetime, signing_key: Ed25519PrivateKey | None = None, progress: Progress = no_progress,
 ) -> Reopened:  # fmt: skip
     """Record that a source is invalid from a time on, and reopen every standing closure that rested on it.
 
     What rested on the source is found before the invalidation is written, so the walk
-    sees the graph the closures were decided on."""
+    sees the graph the closures were decided on. ``progress`` is told the impact
+    analysis's stages (the walk, the confirmation), then the reopen's."""
     store.get(source_id, Source)
     event = SourceInvalidation(source=source_id, by=by, reason=reason, invalid_from=invalid_from, recorded_at=as_of)
-    report = impact.source_invalidated(store, source_id)
+    report = impact.source_invalidated(store, source_id, progress=progress)
     store.put([event], at=at)
     return _reopen_reached(store, report, trigger=Trigger.source_invalidated, cause=event.id, reviewer=reviewer, at=at,
-                           as_of=as_of, reason=reason, signing_key=signing_key)  # fmt: skip
+                           as_of=as_of, reason=reason, signing_key=signing_key, progress=progress)  # fmt: skip
 
 
 def after_policy_change(
     store: GafStore, previous: Projection, *, impact: Impact, reviewer: str, at: datetime, as_of: datetime,
-    signing_key: Ed25519PrivateKey | None = None,
+    signing_key: Ed25519PrivateKey | None = None, progress: Progress = no_progress,
 ) -> Reopened:  # fmt: skip
     """Re-decide the standing closures decided under ``previous`` now that its policy has a later version.
 
     Every closure under ``previous`` is reached; each is re-projected under the version
     that governs it (``governing_policy``): the latest, unless a ratified policy the
     latest newly cites took effect after the closure was decided and is not retroactive.
-    When a change takes effect is the ratified policy's to say, not the caller's."""
+    When a change takes effect is the ratified policy's to say, not the caller's. ``progress`` is
+    told the walk's stage, then the reopen's."""
     latest = published(store, previous.name)
     if not isinstance(latest, Projection):
         raise UnknownReference(f"{previous.name} is not a projection policy", where=previous.id)
-    report = impact.policy_changed(store, previous.id, retroactive=True)
+    report = impact.policy_changed(store, previous.id, retroactive=True, progress=progress)
     return _reopen_reached(store, report, trigger=Trigger.policy_change, cause=latest.id, reviewer=reviewer, at=at,
                            as_of=as_of, reason=f"{previous.ref} → {latest.ref}", policy=latest,
-                           signing_key=signing_key)  # fmt: skip
+                           signing_key=signing_key, progress=progress)  # fmt: skip
 
 
 def on_appeal(
     store: GafStore, closure_id: str, *, by: str, grounds: str, reviewer: str, at: datetime, as_of: datetime,
-    signing_key: Ed25519PrivateKey | None = None,
+    signing_key: Ed25519PrivateKey | None = None, progress: Progress = no_progress,
 ) -> Reopened:  # fmt: skip
-    """Record an appeal against a closure and re-decide it on what is known as of ``as_of``."""
+    """Record an appeal against a closure and re-decide it on what is known as of ``as_of``;
+    ``progress`` is told the reopen's stage."""
     store.get(closure_id, Closure)
     appeal = Appeal(closure=closure_id, by=by, grounds=grounds, filed_at=at)
     store.put([appeal], at=at)
     return reopen(store, trigger=Trigger.appeal, cause=appeal.id, closures=[closure_id], reviewer=reviewer, at=at,
-                  as_of=as_of, reason=grounds, signing_key=signing_key)  # fmt: skip
+                  as_of=as_of, reason=grounds, signing_key=signing_key, progress=progress)  # fmt: skip

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from decimal import Context, Decimal
-from collections.abc import Callable
-from typing import Annotated
+from collections.abc import Callable, Iterator, Sequence
+from typing import Annotated, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -306,3 +306,16 @@ Progress = Callable[[str, int, "int | None"], None]
 
 def no_progress(stage: str, done: int, total: int | None = None) -> None:
     """The progress of work nobody watches."""
+
+
+T = TypeVar("T")
+
+
+def counted(items: Sequence[T], stage: str, progress: Progress) -> Iterator[T]:
+    """``items`` one by one, ``progress`` told the stage has begun (0 of them done), then after
+    each: an item is done when the loop asks for the next, so one skipped with ``continue``
+    counts and a loop left early never claims the rest."""
+    progress(stage, 0, len(items))
+    for done, item in enumerate(items, 1):
+        yield item
+        progress(stage, done, len(items))

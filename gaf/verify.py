@@ -11,7 +11,6 @@ with the record it concerns.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +21,11 @@ from gaf.records import RECORD_TYPES, Closure, Cone, LogEntry, Record, Verdict, 
 from gaf.signing import signature_problem
 from gaf.store.base import GafStore
 from gaf.store.schema import CONES_RECORDED, LOG_KEPT
+from gaf.types import Progress, no_progress
+
+#: The one stage of a verify, and how many records are checked between two reports of it.
+CHECKING = "checking the records"
+RECORDS_BATCH = 1000
 
 
 @dataclass
@@ -57,7 +61,7 @@ class VerifyReport:
 
 def verify(
     store: GafStore, *, verify_key: str | None = None, deep: bool = False, head: str | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress = no_progress,
 ) -> VerifyReport:  # fmt: skip
     """Check every stored record against its id, its node properties and its relationships; that
     every reference resolves, each closure has one verdict and no id is stored twice; and, from
@@ -69,6 +73,8 @@ def verify(
     (a log head noted before, ``VerifyReport.head``), the log must still hold that link: a log
     rewritten from some link on is named even if rewritten consistently. ``deep`` replays every
     closure (``gaf.closure.replay``) and names each that does not replay identically.
+    ``progress`` is told the records checked, out of all the store holds, every thousand
+    and after each kind.
     """
     key = verify_key
     report = VerifyReport()
@@ -78,6 +84,8 @@ def verify(
     links: list[LogEntry] = []
     stored: set[str] = set()
     dangling: list[tuple[str, str, str]] = []
+    total = sum(store.count(cls) for cls in RECORD_TYPES.values())  # the store's own records (version stamps) too
+    progress(CHECKING, 0, total)
     for kind, cls in sorted(RECORD_TYPES.items()):
         rows = store.stored_nodes(kind)
         held = store.held_members(rows)
@@ -106,8 +114,9 @@ def verify(
                 closures[record.id] = record
                 if problem := signature_problem(record, key):
                     report.discrepancies.append(Discrepancy(record.id, problem))
-            if progress and report.checked % 1000 == 0:
-                progress(report.checked)
+            if report.checked % RECORDS_BATCH == 0:
+                progress(CHECKING, report.checked, total)
+        progress(CHECKING, report.checked, total)
     every = stored | {link.id for link in links}
     for rid, rel, target in dangling:
         if target not in every:

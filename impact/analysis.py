@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -29,7 +29,7 @@ from gaf.canonical import kind_of, kind_prefix
 from gaf.errors import InvalidRecord, UnknownReference
 from gaf.records import GAF, ActionStatus, Claim, Closure, Record
 from gaf.store import GafStore, Snapshot
-from gaf.types import Interval, format_instant
+from gaf.types import Interval, Progress, format_instant, no_progress
 from impact.confirm import Change, ClosureImpact, Confirmation, confirm, reach
 
 Reason = Literal["positive", "negative", "policy", "cone"]
@@ -138,7 +138,8 @@ DEPENDENCY = tuple(sorted(set(POSITIVE + NEGATIVE)))
 # ---------------------------------------------------------------------- the walk
 
 
-Progress = Callable[[int, int], None]
+#: The walk's stage: records reached so far, their number not known before the walk ends.
+WALKING = "walking the dependencies"
 
 
 def walk(
@@ -148,14 +149,15 @@ def walk(
     trigger: dict[str, Any],
     as_of: datetime | None = None,
     limits: Limits = Limits(),
-    progress: Progress | None = None,
+    progress: Progress = no_progress,
     required: str | None = None,
 ) -> ImpactReport:
     """Everything downstream of the trigger records, with statuses and paths.
 
     The whole report is read in one read-only transaction: it describes one state
     of the graph, even while writers append to it. ``required`` names a trigger that
-    must exist in the store (checked in the same transaction).
+    must exist in the store (checked in the same transaction). ``progress`` is told the
+    records reached (the triggers among them) after each level of the walk.
     """
     for rid in triggers:
         kind_of(rid)  # a malformed id is a typed error before anything runs
@@ -199,7 +201,7 @@ class _Expansion:
 
 
 def _expand_by_level(
-    q: Snapshot, triggers: dict[str, Reason], as_of: datetime | None, limits: Limits, progress: Progress | None
+    q: Snapshot, triggers: dict[str, Reason], as_of: datetime | None, limits: Limits, progress: Progress
 ) -> _Expansion:
     """One batched statement per label per level; honours every limit and as-of."""
     started = time.monotonic()
@@ -216,8 +218,7 @@ def _expand_by_level(
         if len(out.parent) > limits.count:
             out.cut.append(f"count limit {limits.count} reached at depth {out.depth}")
             break
-        if progress:
-            progress(len(out.parent), out.depth)
+        progress(WALKING, len(out.parent), None)
     return out
 
 
@@ -250,7 +251,7 @@ def _expand_at_once(q: Snapshot, triggers: dict[str, Reason], limits: Limits) ->
 
 def _walk(
     q: Snapshot, triggers: dict[str, Reason], trigger: dict[str, Any], as_of: datetime | None,
-    limits: Limits, progress: Progress | None, required: str | None,
+    limits: Limits, progress: Progress, required: str | None,
 ) -> ImpactReport:  # fmt: skip
     stamp = format_instant(as_of) if as_of else None
     expanded = None
@@ -261,8 +262,8 @@ def _walk(
             raise UnknownReference(f"no {kind_prefix(required)} {required} in {q.location}")
         expanded = _expand_by_level(q, triggers, as_of, limits, progress)
         expanded.found = {required} if required is not None else set()
-    elif progress:
-        progress(len(expanded.parent), expanded.depth)
+    else:
+        progress(WALKING, len(expanded.parent), None)
     if required is not None and required not in expanded.found:
         raise UnknownReference(f"no {kind_prefix(required)} {required} in {q.location}")
     parent, reason, edges, cut = expanded.parent, expanded.reason, expanded.edges, expanded.cut
@@ -372,10 +373,12 @@ def new_claim(store: GafStore, claim: Claim, **kw: Any) -> ImpactReport:
 
 
 def _confirmed(
-    store: GafStore, report: ImpactReport, change: Change, *, limits: Limits = Limits(), as_of: datetime | None = None, **_: Any
-) -> ImpactReport:
+    store: GafStore, report: ImpactReport, change: Change, *, limits: Limits = Limits(), as_of: datetime | None = None,
+    progress: Progress = no_progress, **_: Any,
+) -> ImpactReport:  # fmt: skip
     """The walk's report with every reached closure recomputed: statuses of facts, GAFs, closures,
     verdicts and actions become what recomputation finds; unaffected ones leave the report.
+    ``progress`` is told the closures confirmed (``confirm``).
 
     As-of questions ask what the graph said then; they are walked, not recomputed."""
     if as_of is not None:
@@ -387,7 +390,8 @@ def _confirmed(
     for a in report.affected:  # a closure the walk reached and the cone did not (none should be)
         if a.kind == "closure" and a.id not in standing and not store.superseded_by(a.id):
             standing[a.id] = store.get(a.id, Closure)
-    confirmation = confirm(store, change, [standing[k] for k in sorted(standing)], count=limits.recompute, seconds=limits.seconds)
+    confirmation = confirm(store, change, [standing[k] for k in sorted(standing)], count=limits.recompute, seconds=limits.seconds,
+                           progress=progress)  # fmt: skip
     _restate(store, report, confirmation, standing)
     return report
 

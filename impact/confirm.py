@@ -50,7 +50,7 @@ from gaf.projection import (
 from gaf.records import GAF, Claim, Closure, Cone, Derivation, Evaluation, Projection, Proposition, Verdict, VerdictRules
 from gaf.store import GafStore
 from gaf.store.schema import CONES_RECORDED
-from gaf.types import format_instant
+from gaf.types import Progress, format_instant, no_progress
 from gaf.verdict import Judgement, judge
 
 Outcome = Literal["verdict_changed", "basis_changed", "needs_review", "unaffected", "not_confirmed"]
@@ -236,23 +236,33 @@ def _reached_by_policy(store: GafStore, change: Change) -> list[Closure]:
 # ---------------------------------------------------------------------- confirmation
 
 
+#: Confirmation's stage: the closures a change reached, each recomputed or left unconfirmed.
+CONFIRMING = "confirming the closures"
+
+
 def confirm(
     store: GafStore, change: Change, closures: Iterable[Closure], *, count: int = 10_000, seconds: float | None = None,
-    review: ReviewPolicy | None = None, clock: Callable[[], float] = time.monotonic,
+    review: ReviewPolicy | None = None, clock: Callable[[], float] = time.monotonic, progress: Progress = no_progress,
 ) -> Confirmation:  # fmt: skip
     """Recompute each closure with the change applied, at most ``count`` of them and for at most
     ``seconds``; closures sharing a policy and an as-of share one evaluation. Each is accepted
-    under the review policy its GAF recorded (``recorded_review``) unless ``review`` is given."""
+    under the review policy its GAF recorded (``recorded_review``) unless ``review`` is given.
+    ``progress`` is told the closures confirmed out of those reached: each recomputed, and each
+    a limit leaves unconfirmed."""
     started = clock()
     groups: dict[tuple[str, str], list[Closure]] = defaultdict(list)
     for closure in closures:
         groups[(closure.projection, format_instant(closure.as_of))].append(closure)
     out = Confirmation(reached=sum(len(g) for g in groups.values()))
+    done = 0
+    progress(CONFIRMING, done, out.reached)
     for key in sorted(groups):
         group = sorted(groups[key], key=lambda c: c.id)
         over = _over(out.recomputed + len(group), count, seconds, clock() - started)
         if over:
             out.closures += [ClosureImpact(c.id, c.subject, "not_confirmed", reason=over) for c in group]
+            done += len(group)
+            progress(CONFIRMING, done, out.reached)
             continue
         policy = store.get(key[0], Projection)
         as_of = group[0].as_of
@@ -268,6 +278,8 @@ def confirm(
                 bases[key] = _basis(store, closure, policy, before, after, sources, review)
             impact = _recompute(store, closure, policy, before, after, bases[key])
             out.recomputed += 1
+            done += 1
+            progress(CONFIRMING, done, out.reached)
             if impact.outcome == "unaffected":
                 out.unaffected += 1
             else:

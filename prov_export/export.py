@@ -30,6 +30,7 @@ from gaf.closure import Evidence, evidence
 from gaf.errors import ExportError, UnknownReference
 from gaf.records import RECORD_TYPES, AcceptedFact, Closure, Record
 from gaf.store.base import GafStore
+from gaf.types import Progress, no_progress
 from prov_export import document, ntriples
 from prov_export.mapping import DEFAULT_BASE, GAF, ID_PREFIX, PROV, Mapper, Triple
 
@@ -351,19 +352,29 @@ def mapped(store: GafStore, mapper: Mapper) -> Iterator[tuple[Record, Iterator[T
         yield from with_justifications()
 
 
-def stream_all(store: GafStore, out: str | Path, *, base: str = DEFAULT_BASE, progress: Callable[[int], None] | None = None,
+#: The stage of a streamed export, and how many records are mapped between two reports of it.
+MAPPING = "mapping the records"
+RECORDS_BATCH = 1000
+
+
+def stream_all(store: GafStore, out: str | Path, *, base: str = DEFAULT_BASE, progress: Progress = no_progress,
                force: bool = False, sort_bound: int = 64 * 2**20) -> Exported:  # fmt: skip
     """The whole store as N-Triples, sorted and distinct, in memory bounded by ``sort_bound``
     (``ntriples.SortedLines``) and never a graph: each record's triples become lines as it is
-    read. The hash is taken from the lines as they are written: the graph's canonical hash."""
+    read. The hash is taken from the lines as they are written: the graph's canonical hash.
+    ``progress`` is told the records mapped, out of all the store's counts hold, every
+    thousand and at the end."""
     path = Path(out)
     sorted_lines = ntriples.SortedLines(path.parent if str(path.parent) else ".", bound=sort_bound)
+    total = sum(store.counts().values())  # the records ``all_records`` reads: none about the store itself
     count = 0
+    progress(MAPPING, count, total)
     for _, triples in mapped(store, Mapper(base)):
         sorted_lines.add(triples)
         count += 1
-        if progress and count % 1000 == 0:
-            progress(count)
+        if count % RECORDS_BATCH == 0:
+            progress(MAPPING, count, total)
+    progress(MAPPING, count, total)
     written: dict[str, Any] = {}
 
     def write(f: IO[str]) -> None:

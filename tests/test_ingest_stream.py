@@ -87,7 +87,7 @@ def test_checking_a_file_holds_ids_only_so_its_memory_barely_grows_with_the_file
         path = write_jsonl(tmp_path / f"claims-{n}.jsonl", payment_claims(f"m{n}", range(n)))
         tracemalloc.start()
         try:
-            ledger._check(ladybug_store, lambda: items_of(path), NOW, ranks=None, counted=None)
+            ledger._check(ladybug_store, lambda: items_of(path), NOW, ranks=None)
             return tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()

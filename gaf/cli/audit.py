@@ -14,7 +14,9 @@ import typer
 from gaf.cli.common import (
     FormatOpt,
     JsonOpt,
+    QuietOpt,
     StoreOpt,
+    Ticker,
     app,
     chosen_format,
     command,
@@ -22,7 +24,6 @@ from gaf.cli.common import (
     group,
     open_store,
     print_rows,
-    progress_bar,
 )
 from gaf.errors import EXIT_CODES, GafError, InvalidRecord
 
@@ -43,6 +44,7 @@ def export_prov(
     base: Annotated[str, typer.Option(help="IRI base for record ids.")] = "urn:gaf:",
     force: Annotated[bool, typer.Option("--force", help="Replace the file at --out if there is one.")] = False,
     store: StoreOpt = None,
+    quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Export W3C PROV: PROV-O through rdflib, and PROV-N/JSON/XML read from the same triples (one mapping).
@@ -71,10 +73,8 @@ def export_prov(
         if everything:
             if out_path is None or fmt != "nt":
                 raise prov_export.ExportError("--all streams N-Triples to a file: use --format nt --out FILE")
-            with progress_bar(False) as bar:
-                task = bar.add_task("exporting", total=sum(s.counts().values()))
-                result = prov_export.stream_all(s, out_path, base=base, force=force,
-                                                progress=lambda n: bar.update(task, completed=n))  # fmt: skip
+            with Ticker(f"export prov --all {out_path}", quiet=quiet) as tick:
+                result = prov_export.stream_all(s, out_path, base=base, force=force, progress=tick)
             text = None
         else:
             known: dict[str, Any] = {}  # each closure's evidence, found once for the lineage and its bundles

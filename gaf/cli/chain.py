@@ -26,6 +26,7 @@ from gaf.cli.common import (
     or_now,
     out,
     print_rows,
+    QuietOpt,
     Ticker,
     signing_key,
     time_option,
@@ -49,6 +50,7 @@ def project(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate and show the candidates; open the store read-only and write nothing.")] = False,
     at: Annotated[Optional[datetime], time_option("--at", help="When the acceptance is decided (ISO 8601); default now.")] = None,
     store: StoreOpt = None,
+    quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Project a policy over the claims: evaluate, accept under the review policy, write the GAF.
@@ -62,7 +64,8 @@ def project(
     """
     now = or_now(at)
     when = as_of or now
-    with open_store(store, read_only=dry_run) as s, Ticker(f"project {name}") as tick:  # a dry run reads, beside writers
+    # a dry run reads, so it runs beside another process's writes
+    with open_store(store, read_only=dry_run) as s, Ticker(f"project {name}", quiet=quiet) as tick:
         policy = policies.resolve(s, name, Projection, where="NAME")
         who = s.resolve_id(reviewer, ("agent",))
         result = projection.project(s, policy, as_of=when, reviewer=who, at=now, dry_run=dry_run,
@@ -100,6 +103,7 @@ def close_(
     supersedes: Annotated[Optional[list[str]], typer.Option(help="A closure this one supersedes (repeatable).")] = None,
     at: Annotated[Optional[datetime], time_option("--at", help="When the closure is made (ISO 8601); default now.")] = None,
     store: StoreOpt = None,
+    quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Freeze a GAF into a closure and compute its verdict (one transaction).
@@ -111,7 +115,7 @@ def close_(
       gaf close gaf:7cee… --rules rent-paid --subject rent:lease-17/2026-07 \\
           --as-of 2026-07-15
     """
-    with open_store(store) as s, Ticker(f"close {subject}") as tick:
+    with open_store(store) as s, Ticker(f"close {subject}", quiet=quiet) as tick:
         rule_set = policies.resolve(s, rules, VerdictRules, where="--rules")
         when = or_now(at)
         closed = closure.close(s, s.resolve_id(gaf_id, ("gaf",)), rule_set, subject=subject, as_of=as_of,
@@ -234,6 +238,7 @@ def whatif_(
     seconds: Annotated[float, number_option("--seconds", Span(0, MAX_SECONDS, above=True, unit="seconds", example="--seconds 60"),
                                             help="Stop after this long, and say how far the search got.")] = 60.0,
     store: StoreOpt = None,
+    quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """What would change this verdict? An exhaustive, bounded search of its cone (nothing is written).
@@ -244,6 +249,6 @@ def whatif_(
     """
     from gaf.whatif import whatif as search
 
-    with open_store(store, read_only=True) as s, Ticker("whatif") as tick:
+    with open_store(store, read_only=True) as s, Ticker("whatif", quiet=quiet) as tick:
         report = search(s, s.resolve_id(closure_id, ("closure",)), max_size=max_size, seconds=seconds, progress=tick)
     emit(as_json, report.to_dict(), lambda: out.print(report.text(), highlight=False, markup=False))

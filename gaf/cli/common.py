@@ -22,13 +22,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.measure import Measurement
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
 from gaf import __version__, signing
@@ -366,21 +360,11 @@ def _root(
     """The root of every command: only ``--version`` of its own."""
 
 
-def progress_bar(quiet: bool) -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        disable=quiet or not err.is_terminal,
-        transient=True,
-    )
-
-
 #: How long work runs before its progress is shown, and how often a log (stderr not a terminal) is told it.
 PROGRESS_AFTER = 1.0
 PROGRESS_EVERY = 10.0
+#: The option of every command that reports progress (each hands its library function a ``Ticker``).
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress on stderr.")]
 
 
 class Ticker:

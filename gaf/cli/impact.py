@@ -12,7 +12,7 @@ import typer
 import impact
 from gaf import policies
 from gaf.canonical import short_ids
-from gaf.cli.common import group, AsOfOpt, JsonOpt, StoreOpt, app, command, emit, number_option, open_store, out, print_rows, progress_bar, time_option
+from gaf.cli.common import group, AsOfOpt, JsonOpt, QuietOpt, StoreOpt, Ticker, app, command, emit, number_option, open_store, out, print_rows, time_option
 from gaf.errors import GafError
 from gaf.records import Projection, VerdictRules
 from gaf.store import GafStore
@@ -36,17 +36,16 @@ SecondsOpt = Annotated[Optional[float], number_option("--seconds", Span(0, MAX_S
 
 
 def _impact(
-    as_json: bool, store: str | None, html_path: Path | None, md_path: Path | None,
+    as_json: bool, store: str | None, html_path: Path | None, md_path: Path | None, quiet: bool, what: str,
     question: Callable[..., Any], *args: Any, id_kind: str | None = None, **kwargs: Any,
 ) -> None:  # fmt: skip
-    """Run one impact question with limits and a progress bar, then render it (its first
-    argument an id of ``id_kind`` as typed, a prefix allowed, when that is given)."""
+    """Run one impact question with limits, its progress shown by a ``Ticker`` named ``what``, then
+    render it (its first argument an id of ``id_kind`` as typed, a prefix allowed, when that is given)."""
     kwargs.setdefault("limits", Limits())
-    with open_store(store, read_only=True) as s, progress_bar(as_json) as bar:
+    with open_store(store, read_only=True) as s, Ticker(what, quiet=quiet) as tick:
         if id_kind is not None:
             args = (s.resolve_id(args[0], (id_kind,)), *args[1:])
-        task = bar.add_task("walking dependencies", total=None)
-        report = question(s, *args, progress=lambda n, depth: bar.update(task, completed=n, description=f"depth {depth}"), **kwargs)
+        report = question(s, *args, progress=tick, **kwargs)
     for path, render in ((html_path, to_html), (md_path, to_markdown)):
         if path is not None:
             try:
@@ -84,7 +83,7 @@ def impact_source(
     source: Annotated[str, typer.Argument(help="The invalidated source: its key, id or id prefix.")],
     as_of: AsOfOpt = None, html_out: HtmlOpt = None, md_out: MarkdownOpt = None,
     max_depth: DepthOpt = 64, max_count: CountOpt = 1_000_000, seconds: SecondsOpt = None,
-    store: StoreOpt = None, as_json: JsonOpt = False,
+    store: StoreOpt = None, quiet: QuietOpt = False, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Everything that rests on a source: claims, evaluations, facts, GAFs, closures, verdicts, actions.
 
@@ -97,7 +96,8 @@ def impact_source(
         source_id = s.resolve_id(source, ("source",))
         return impact.source_invalidated(s, source_id, **kw)
 
-    _impact(as_json, store, html_out, md_out, question, as_of=as_of, limits=_limits(max_depth, max_count, seconds))
+    _impact(as_json, store, html_out, md_out, quiet, f"impact source {source}", question,
+            as_of=as_of, limits=_limits(max_depth, max_count, seconds))  # fmt: skip
 
 
 @command(impact_app, "claim")
@@ -105,7 +105,7 @@ def impact_claim(
     claim_id: Annotated[str, typer.Argument(help="The retracted claim's id.")],
     as_of: AsOfOpt = None, html_out: HtmlOpt = None, md_out: MarkdownOpt = None,
     max_depth: DepthOpt = 64, max_count: CountOpt = 1_000_000, seconds: SecondsOpt = None,
-    store: StoreOpt = None, as_json: JsonOpt = False,
+    store: StoreOpt = None, quiet: QuietOpt = False, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Everything that rests on one claim.
 
@@ -113,8 +113,8 @@ def impact_claim(
 
       gaf impact claim claim:8c48… --markdown impact.md
     """
-    _impact(as_json, store, html_out, md_out, impact.claim_retracted, claim_id, id_kind="claim",
-            as_of=as_of, limits=_limits(max_depth, max_count, seconds))  # fmt: skip
+    _impact(as_json, store, html_out, md_out, quiet, f"impact claim {claim_id}", impact.claim_retracted, claim_id,
+            id_kind="claim", as_of=as_of, limits=_limits(max_depth, max_count, seconds))  # fmt: skip
 
 
 @command(impact_app, "new-claim")
@@ -122,7 +122,7 @@ def impact_new_claim(
     path: Annotated[Path, typer.Argument(help="A claims file; each claim in it is checked (nothing is written).")],
     as_of: AsOfOpt = None, html_out: HtmlOpt = None, md_out: MarkdownOpt = None,
     max_depth: DepthOpt = 64, max_count: CountOpt = 1_000_000, seconds: SecondsOpt = None,
-    store: StoreOpt = None, as_json: JsonOpt = False,
+    store: StoreOpt = None, quiet: QuietOpt = False, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """What a new claim would disturb: the closed scopes it falls into and all that relied on their absence.
 
@@ -140,8 +140,8 @@ def impact_new_claim(
             raise GafError(f"{path} holds {len(claims)} claims; give exactly one", hint="split the file")
         return impact.new_claim(s, claims[0], **kw)
 
-    _impact(as_json, store, html_out, md_out, question, as_of=as_of,
-            limits=_limits(max_depth, max_count, seconds))  # fmt: skip
+    _impact(as_json, store, html_out, md_out, quiet, f"impact new-claim {path}", question,
+            as_of=as_of, limits=_limits(max_depth, max_count, seconds))  # fmt: skip
 
 
 @command(impact_app, "policy")
@@ -151,7 +151,7 @@ def impact_policy(
     retroactive: Annotated[bool, typer.Option("--retroactive", help="The change reaches closures decided before it took effect.")] = False,
     as_of: AsOfOpt = None, html_out: HtmlOpt = None, md_out: MarkdownOpt = None,
     max_depth: DepthOpt = 64, max_count: CountOpt = 1_000_000, seconds: SecondsOpt = None,
-    store: StoreOpt = None, as_json: JsonOpt = False,
+    store: StoreOpt = None, quiet: QuietOpt = False, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Every closure decided under a policy or rules version that a change would reach.
 
@@ -167,5 +167,5 @@ def impact_policy(
         )  # fmt: skip
         return impact.policy_changed(s, record.id, effective=effective, retroactive=retroactive, **kw)
 
-    _impact(as_json, store, html_out, md_out, question, as_of=as_of,
-            limits=_limits(max_depth, max_count, seconds))  # fmt: skip
+    _impact(as_json, store, html_out, md_out, quiet, f"impact policy {policy}", question,
+            as_of=as_of, limits=_limits(max_depth, max_count, seconds))  # fmt: skip

@@ -22,6 +22,7 @@ from gaf.cli.common import (
     emit_rows,
     open_store,
     out,
+    QuietOpt,
     Ticker,
     number_option,
     or_now,
@@ -152,7 +153,7 @@ def policy_waive(
 def policy_sway(
     current: Annotated[str, typer.Argument(help="The current projection policy: NAME@VERSION.")],
     proposed: Annotated[Path, typer.Argument(help="The proposed policy file (not published).")],
-    store: StoreOpt = None, as_json: JsonOpt = False,
+    store: StoreOpt = None, quiet: QuietOpt = False, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Before ratifying a change: how many standing verdicts under the current version would flip, and which.
 
@@ -162,7 +163,7 @@ def policy_sway(
     """
     from gaf import lifecycle
 
-    with open_store(store, read_only=True) as s, Ticker(f"sway {current}") as tick:
+    with open_store(store, read_only=True) as s, Ticker(f"sway {current}", quiet=quiet) as tick:
         result = lifecycle.sway(s, policies.resolve(s, current, Projection, where="CURRENT"), policies.read_policy(s, proposed),
                                 progress=tick)  # fmt: skip
 

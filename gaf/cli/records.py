@@ -29,8 +29,8 @@ from gaf.cli.common import (
     open_store,
     or_now,
     out,
+    QuietOpt,
     Ticker,
-    progress_bar,
     named_by,
     records_table,
     settings,
@@ -84,9 +84,6 @@ def schema(
 #: How many of the records an ingest wrote its table shows (the counts are whole).
 SHOWN = 50
 
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress on stderr.")]
-
-
 @command(app)
 def ingest(
     path: Annotated[str, typer.Argument(help="A .jsonl, .csv or .yaml file of claims, sources and agents; - reads stdin.")],
@@ -123,8 +120,7 @@ def ingest(
             fmt=fmt,
             name=name,
             batch_size=batch_size,
-            checking=lambda done: tick("checked", done),
-            progress=lambda done, total: tick("written", done, total),
+            progress=tick,
             keep_ids=SHOWN,
         )
         written = s.get_many(report.write.written)
@@ -228,6 +224,7 @@ def verify(
     deep: Annotated[bool, typer.Option("--deep", help="Also replay every closure and name each that differs.")] = False,
     head: Annotated[Optional[str], typer.Option(help="A log head noted before (gaf verify prints it): the log must still hold it.")] = None,
     store: StoreOpt = None,
+    quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Recompute every content id and check every property, relationship and reference, and the
@@ -245,9 +242,8 @@ def verify(
     """
     from gaf.verify import verify as check
 
-    with open_store(store, read_only=True) as s, progress_bar(as_json) as bar:
-        task = bar.add_task("verifying", total=sum(s.counts().values()))
-        report = check(s, verify_key=verify_key(), deep=deep, head=head, progress=lambda n: bar.update(task, completed=n))
+    with open_store(store, read_only=True) as s, Ticker("verify", quiet=quiet) as tick:
+        report = check(s, verify_key=verify_key(), deep=deep, head=head, progress=tick)
 
     def text() -> None:
         state = "[green]intact[/]" if report.ok else f"[red]{len(report.discrepancies)} discrepancies[/]"

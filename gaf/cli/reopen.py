@@ -18,8 +18,10 @@ from gaf.cli.common import (
     AsOfOpt,
     group,
     JsonOpt,
+    QuietOpt,
     ReviewerOpt,
     StoreOpt,
+    Ticker,
     app,
     command,
     emit,
@@ -54,7 +56,7 @@ def _print_reopened(done: Any) -> None:
 def reopen_new_claim(
     path: Annotated[Path, typer.Argument(help="A claims file: its claims are ingested, then what they affect is reopened.")],
     reviewer: ReviewerOpt, as_of: AsOfOpt = None,
-    at: AtOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+    at: AtOpt = None, store: StoreOpt = None, quiet: QuietOpt = False, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Ingest new evidence and reopen every standing closure it reaches.
 
@@ -69,12 +71,12 @@ def reopen_new_claim(
 
     when = or_now(as_of)
     recorded = or_now(at)
-    with open_store(store) as s:
-        report = ingest_records(s, path, recorded_at=recorded)
+    with open_store(store) as s, Ticker(f"reopen new-claim {path}", quiet=quiet) as tick:
+        report = ingest_records(s, path, recorded_at=recorded, progress=tick)
         claims = [r for r in s.get_many(report.write.written + report.write.existing).values() if isinstance(r, Claim)]
         who = s.resolve_id(reviewer, ("agent",))
         results = reopening.after_new_claims(s, claims, impact=impact, reviewer=who, at=recorded, as_of=when,
-                                          signing_key=signing_key())
+                                             signing_key=signing_key(), progress=tick)  # fmt: skip
     def text() -> None:
         for r in results:
             _print_reopened(r)
@@ -88,7 +90,8 @@ def reopen_source(
     by: Annotated[str, typer.Option("--by", help="Key, id or id prefix of the agent declaring it invalid.")],
     reason: Annotated[str, typer.Option(help="Why the source is invalid.")],
     invalid_from: Annotated[datetime, time_option("--invalid-from", help="Claims observed from this time on count for nothing (ISO 8601).")],
-    reviewer: ReviewerOpt, as_of: AsOfOpt = None, at: AtOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+    reviewer: ReviewerOpt, as_of: AsOfOpt = None, at: AtOpt = None, store: StoreOpt = None, quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Record a source invalidation and reopen every standing closure that rested on it.
 
@@ -101,20 +104,21 @@ def reopen_source(
     import impact
 
     when = or_now(as_of)
-    with open_store(store) as s:
+    with open_store(store) as s, Ticker(f"reopen source {source}", quiet=quiet) as tick:
         source_id = s.resolve_id(source, ("source",))
         who = s.resolve_id(by, ("agent",))
         reviewer_id = s.resolve_id(reviewer, ("agent",))
         done = reopening.after_invalidation(s, source_id, impact=impact, by=who, reason=reason,
                                             invalid_from=invalid_from, reviewer=reviewer_id, at=or_now(at),
-                                            as_of=when, signing_key=signing_key())  # fmt: skip
+                                            as_of=when, signing_key=signing_key(), progress=tick)  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))
 
 
 @command(reopen_app, "policy")
 def reopen_policy(
     old: Annotated[str, typer.Argument(help="The superseded projection policy version: NAME@VERSION.")],
-    reviewer: ReviewerOpt, as_of: AsOfOpt = None, at: AtOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+    reviewer: ReviewerOpt, as_of: AsOfOpt = None, at: AtOpt = None, store: StoreOpt = None, quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Re-decide the standing closures of an older policy version under the version that governs each.
 
@@ -128,11 +132,11 @@ def reopen_policy(
     """
     import impact
 
-    with open_store(store) as s:
+    with open_store(store) as s, Ticker(f"reopen policy {old}", quiet=quiet) as tick:
         previous = policies.resolve(s, old, Projection, where="OLD")
         reviewer_id = s.resolve_id(reviewer, ("agent",))
         done = reopening.after_policy_change(s, previous, impact=impact, reviewer=reviewer_id, at=or_now(at),
-                                             as_of=or_now(as_of), signing_key=signing_key())  # fmt: skip
+                                             as_of=or_now(as_of), signing_key=signing_key(), progress=tick)  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))
 
 
@@ -141,7 +145,8 @@ def reopen_appeal(
     closure_id: Annotated[str, typer.Argument(help="The closure appealed.")],
     by: Annotated[str, typer.Option("--by", help="Key, id or id prefix of the appellant.")],
     grounds: Annotated[str, typer.Option(help="The grounds of the appeal.")],
-    reviewer: ReviewerOpt, as_of: AsOfOpt = None, at: AtOpt = None, store: StoreOpt = None, as_json: JsonOpt = False,
+    reviewer: ReviewerOpt, as_of: AsOfOpt = None, at: AtOpt = None, store: StoreOpt = None, quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Record an appeal and re-decide the closure on what is known now.
 
@@ -151,9 +156,9 @@ def reopen_appeal(
           --grounds "the receipt shows July" --reviewer registry-clerk
     """
     when = or_now(as_of)
-    with open_store(store) as s:
+    with open_store(store) as s, Ticker(f"reopen appeal {closure_id}", quiet=quiet) as tick:
         who = s.resolve_id(by, ("agent",))
         reviewer_id = s.resolve_id(reviewer, ("agent",))
-        done = reopening.on_appeal(s, s.resolve_id(closure_id, ("closure",)), by=who, grounds=grounds, reviewer=reviewer_id, at=or_now(at), as_of=when,
-                                   signing_key=signing_key())
+        done = reopening.on_appeal(s, s.resolve_id(closure_id, ("closure",)), by=who, grounds=grounds, reviewer=reviewer_id,
+                                   at=or_now(at), as_of=when, signing_key=signing_key(), progress=tick)  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))
