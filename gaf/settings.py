@@ -136,6 +136,16 @@ class Settings:
                 f"serve_host={self.serve_host!r}, serve_port={self.serve_port}, api_rows={self.api_rows}, api_seconds={self.api_seconds})")  # fmt: skip
 
 
+#: A password in a store name, URI or not: what follows the user and a colon, up to the '@' before the host.
+_PASSWORD = re.compile(r"(?P<user>(?:^|[:/])[^:/@\s]*):(?P<password>[^/@\s]*)@")
+
+
+def masked(value: str) -> str:
+    """A store name as people may be told it: a password written into it (``bolt://ada:pw@host``,
+    mistyped or not) masked as ``***``, so no message, log or --json output carries it."""
+    return _PASSWORD.sub(lambda m: f"{m['user']}:***@", value)
+
+
 def store_name(value: str, where: str) -> str:
     """A store named by ``where`` (GAF_STORE, --store): a Neo4j URI, or a path — never a URI
     mistyped into a path, which would create an embedded store at ./neo4j/localhost:7687 and
@@ -144,9 +154,10 @@ def store_name(value: str, where: str) -> str:
     really starts so is written with ``./`` in front."""
     if value.startswith(NEO4J_SCHEMES):
         return value
-    looks = _URI_LIKE.match(value)
-    if looks is None and "://" not in value:
+    if _URI_LIKE.match(value) is None and "://" not in value:
         return value
+    value = masked(value)  # everything below tells it
+    looks = _URI_LIKE.match(value)
     what = f"unsupported store URI {value!r}" if looks is None or looks["sep"] == "://" else f"{value!r} looks like a mistyped URI, not a path"
     raise StoreUnavailable(what, where=where, hint=_meant(value, looks))
 
@@ -161,7 +172,7 @@ def _meant(value: str, looks: re.Match[str] | None) -> str:
     if f"{scheme}://" in NEO4J_SCHEMES:
         return f"did you mean {scheme}://{rest or 'localhost:7687'}?{as_path}"
     if scheme in ("http", "https"):  # Neo4j Browser's address: Bolt listens on another port
-        return f"did you mean neo4j://{rest.split('/')[0].split(':')[0] or 'localhost'}:7687?"
+        return f"did you mean neo4j://{rest.split('/')[0].rpartition('@')[2].split(':')[0] or 'localhost'}:7687?"
     if looks["sep"] == ":" and rest.isdigit():  # host:port
         return f"did you mean neo4j://{looks['scheme']}:{rest}?{as_path}"
     return f"{schemes}.{as_path}"

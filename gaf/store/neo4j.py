@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 import neo4j
 from neo4j.exceptions import (
@@ -37,7 +36,7 @@ from neo4j.exceptions import (
 
 from gaf.canonical import kind_of
 from gaf.errors import StoreError, StoreUnavailable
-from gaf.settings import DEFAULT_RETRY_SECONDS
+from gaf.settings import DEFAULT_RETRY_SECONDS, masked
 from gaf.store.base import GafStore, PlanStep, Tx, WriteReport
 from gaf.store.schema import INDEXED, UNIQUE_BY_LABEL, graph_schema, label_of
 
@@ -75,11 +74,7 @@ def _plan(plan: dict[str, Any] | None) -> PlanStep:
 
 def without_password(uri: str) -> str:
     """A Neo4j URI as people may be told it: a password written into it (``bolt://u:pw@host``) masked."""
-    parts = urlsplit(uri)
-    if parts.password is None:
-        return uri
-    host = parts.netloc.rpartition("@")[2]
-    return parts._replace(netloc=f"{parts.username}:***@{host}").geturl()
+    return masked(uri)
 
 
 class Neo4jStore(GafStore):
