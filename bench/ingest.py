@@ -223,10 +223,14 @@ def ladybug_counts(conn: Any) -> tuple[int, int, dict[str, int], dict[str, int]]
 
 
 def _without_stamp(nodes: int, rels: int, labels: dict[str, int], types: dict[str, int]) -> tuple[int, int, dict[str, int], dict[str, int]]:
-    """The counts of the ingested graph: the store's own schema version stamp (written when gaf
-    declares a new store's schema, gaf/records/schema.py) is not part of it."""
-    stamps = labels.pop("SchemaVersion", 0)
-    return nodes - stamps, rels, labels, types
+    """The counts of the ingested graph: the records about the store itself — its schema version
+    stamp and its write log, with the log's own relationships (gaf/records/schema.py) — are not
+    part of it."""
+    own = {cls.LABEL for cls in RECORD_TYPES.values() if cls.ABOUT_THE_STORE}
+    own_rels = {rel for cls in RECORD_TYPES.values() if cls.ABOUT_THE_STORE for rel, _ in cls.REFS.values()}
+    nodes -= sum(labels.pop(label, 0) for label in own)
+    rels -= sum(types.pop(rel, 0) for rel in own_rels)
+    return nodes, rels, labels, types
 
 
 # ---------------------------------------------------------------------- the timed loops
