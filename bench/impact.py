@@ -220,7 +220,8 @@ def load_neo4j(directory: Path, shape: dict[str, Any], args: argparse.Namespace)
     with store._driver.session(database=store.database) as session:
         record = session.run("CALL dbms.components() YIELD versions RETURN versions[0] AS v").single()
         meta["version"] = record["v"]
-        counts = session.run("MATCH (n) WHERE NOT n:SchemaVersion WITH count(n) AS n MATCH ()-[r]->() RETURN n, count(r) AS r").single()
+        counts = session.run("MATCH (n) WHERE NOT n:SchemaVersion AND NOT n:LogEntry WITH count(n) AS n "
+                             "MATCH (a)-[r]->() WHERE NOT a:LogEntry RETURN n, count(r) AS r").single()  # the store's own records
     _check_counts(shape, counts["n"], counts["r"], "neo4j")
     return store, meta
 
@@ -246,8 +247,9 @@ def load_ladybug(directory: Path, shape: dict[str, Any], args: argparse.Namespac
         loaded.write_text(json.dumps(shape["args"]))
     else:
         store = LadybugStore(path)
-    nodes = store.read("MATCH (n) WHERE label(n) <> 'SchemaVersion' RETURN count(n) AS n")[0]["n"]  # the stamp is about the store
-    rels = store.read("MATCH ()-[r]->() RETURN count(r) AS n")[0]["n"]
+    # the version stamp and the write log are about the store, not the imported graph
+    nodes = store.read("MATCH (n) WHERE NOT label(n) IN ['SchemaVersion', 'LogEntry'] RETURN count(n) AS n")[0]["n"]
+    rels = store.read("MATCH (a)-[r]->() WHERE label(a) <> 'LogEntry' RETURN count(r) AS n")[0]["n"]
     _check_counts(shape, nodes, rels, "ladybug")
     import ladybug
 
