@@ -89,6 +89,7 @@ def verify(
     for kind, cls in sorted(RECORD_TYPES.items()):
         rows = store.stored_nodes(kind)
         held = store.held_members(rows)
+        edges = store.edges_of_kind(kind)
         _check_unique(cls, rows, report)
         _check_twice(rows, report)
         for row in rows:
@@ -105,7 +106,7 @@ def verify(
             for name in sorted(stored_props):
                 if _normal(stored_props[name]) != _normal(expected[name]):
                     report.discrepancies.append(Discrepancy(record.id, f"property {name} is {stored_props[name]!r} on the node but {expected[name]!r} in the record"))
-            dangling += _check_edges(store, record, report)
+            dangling += _check_edges(record, edges.get(record.id, []), report)
             if isinstance(record, Cone):
                 cones.setdefault(record.closure, []).append(record)
             if isinstance(record, LogEntry):
@@ -243,11 +244,11 @@ def _check_unique(cls: type[Record], rows: list[dict[str, Any]], report: VerifyR
             report.discrepancies.append(Discrepancy(rid, f"{cls.KIND} {name} is also {sorted(ids)[0]}: two records under one name@version"))
 
 
-def _check_edges(store: GafStore, record: Record, report: VerifyReport) -> list[tuple[str, str, str]]:
-    """Names each relationship the store holds that the record does not; returns the record's
-    relationships the store lacks, (id, type, target), said once every stored id is known."""
+def _check_edges(record: Record, stored: list[tuple[str, str]], report: VerifyReport) -> list[tuple[str, str, str]]:
+    """Names each relationship the store holds (``stored``) that the record does not; returns the
+    record's relationships the store lacks, (id, type, target), said once every stored id is known."""
     expected = set(record.edges())
-    found = set(store.edges_from(record.id))
+    found = set(stored)
     for rel, target in sorted(found - expected):
         report.discrepancies.append(Discrepancy(record.id, f"relationship {rel} to {target} is not in the record"))
     return [(record.id, rel, target) for rel, target in sorted(expected - found)]

@@ -153,3 +153,16 @@ def test_the_members_benchmark_reads_every_fact_back_and_reports_nodes_smaller_t
     assert doc["ok"] and doc["checks"]["facts in the GAF read back"] == 40 and doc["checks"]["exclusions listed by the closure"] == 4
     for kind in ("gaf", "decision", "closure"):
         assert doc["bytes"][kind]["stored"] < doc["bytes"][kind]["whole"], kind
+
+
+def test_the_checks_benchmark_times_every_library_query_three_ways_and_verify_on_the_embedded_store(tmp_path):
+    from bench import checks
+    from queries import runner
+
+    out = tmp_path / "checks.json"
+    assert checks.main(["--claims", "50", "--repeat", "2", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    found = doc["stores"]["ladybug"]
+    assert [r["query"] for r in found["queries"]] == sorted(runner.load())  # every query of the library, none skipped
+    assert all(r["rows"] > 0 for r in found["queries"] if r["query"] in ("why-verdict", "gaf-diff", "what-rests-on-source"))
+    assert found["verify"]["ok"] and found["verify_deep"]["closures_replayed"] == 2

@@ -255,6 +255,14 @@ class Questions(abc.ABC):
         rows = self._rows(_EDGES[(label_of(kind_of(record_id)), self.dialect)], {"id": record_id})
         return sorted((row["rel"], row["target"]) for row in rows)
 
+    def edges_of_kind(self, kind: str) -> dict[str, list[tuple[str, str]]]:
+        """``edges_from`` for every record of a kind at once, in one question: record id ->
+        (relationship type, target id), sorted (a record with none is absent)."""
+        out: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for row in self._rows(_KIND_EDGES[(record_type(kind).LABEL, self.dialect)]):
+            out[row["id"]].append((row["rel"], row["target"]))
+        return {rid: sorted(found) for rid, found in out.items()}
+
     def stored_nodes(self, kind: str) -> list[dict[str, Any]]:
         """Every node of a kind as stored: id, body and the properties copied from the body,
         by id — what ``gaf verify`` checks each record against."""
@@ -619,6 +627,12 @@ _NODES = {
 # relationship's type with label(), Neo4j with type()).
 _EDGES = {
     (label, dialect): f"MATCH (n:{label} {{id: $id}})-[r]->(m) RETURN {fn}(r) AS rel, m.id AS target"
+    for label in _LABELS for dialect, fn in (("neo4j", "type"), ("ladybug", "label"))
+}  # fmt: skip
+
+# Every relationship leaving the nodes of a label.
+_KIND_EDGES = {
+    (label, dialect): f"MATCH (n:{label})-[r]->(m) RETURN n.id AS id, {fn}(r) AS rel, m.id AS target"
     for label in _LABELS for dialect, fn in (("neo4j", "type"), ("ladybug", "label"))
 }  # fmt: skip
 
