@@ -65,6 +65,10 @@ settings.register_profile("random", settings.get_profile("ci"), derandomize=Fals
 settings.load_profile(os.environ.get("GAF_HYPOTHESIS_PROFILE", "ci"))
 
 
+#: The fixtures that reach a Neo4j server: a test using any of them is marked ``neo4j``.
+NEO4J_FIXTURES = frozenset({"neo4j_server", "neo4j_driver", "neo4j_store"})
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Hold every property test to the loaded profile's randomness, and scale its own budget.
 
@@ -77,6 +81,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     profile = settings.default
     scale = profile.max_examples / CI_BUDGET
     seen: set[int] = set()
+    for item in items:
+        if NEO4J_FIXTURES & set(getattr(item, "fixturenames", ())):
+            # `-k "not neo4j"` leaves out every test that reaches a server, not only the
+            # store-parametrised ones whose id says [neo4j].
+            item.add_marker(pytest.mark.neo4j)
     for item in items:
         test = getattr(item, "function", None)
         own = getattr(test, "_hypothesis_internal_use_settings", None)
