@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gaf.closure import replay
-from gaf.errors import GafError
+from gaf.canonical import ID_PATTERN
+from gaf.errors import GafError, InvalidValue
 from gaf.projection.cone import cones_for
 from gaf.records import RECORD_TYPES, Closure, Cone, LogEntry, Record, Verdict, parse_body
 from gaf.signing import signature_problem
@@ -76,6 +77,9 @@ def verify(
     ``progress`` is told the records checked, out of all the store holds, every thousand
     and after each kind.
     """
+    if head is not None and not (ID_PATTERN.match(head) and head.startswith(f"{LogEntry.KIND}:")):
+        raise InvalidValue(f"{head!r} is not a log head", where="--head",
+                           hint="give the whole log_entry:… id gaf verify printed as the head")  # fmt: skip
     key = verify_key
     report = VerifyReport()
     closures: dict[str, Closure] = {}

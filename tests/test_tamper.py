@@ -172,8 +172,10 @@ def test_verify_deep_replays_every_closure_and_the_cli_prints_the_head(store, tm
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["replayed"] == 2 and data["log"]["head"] == report.head
-    wrong = CliRunner().invoke(app, ["verify", "--store", store.location, "--head", c1.closure.id])
-    assert wrong.exit_code == 4 and "not in the store's write log" in wrong.stdout
+    gone = CliRunner().invoke(app, ["verify", "--store", store.location, "--head", "log_entry:" + "0" * 64])
+    assert gone.exit_code == 4 and "not in the store's write log" in gone.stdout
+    mistaken = CliRunner().invoke(app, ["verify", "--store", store.location, "--head", c1.closure.id])
+    assert mistaken.exit_code == 2 and "is not a log head" in mistaken.output
 
 
 def test_every_write_transaction_is_one_link_chained_to_the_one_before(store):
