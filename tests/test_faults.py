@@ -307,7 +307,12 @@ def test_a_client_killed_mid_accept_writes_nothing_of_the_batch(target, tmp_path
 
 
 def test_a_server_killed_mid_ingest_and_mid_accept_loses_and_duplicates_nothing(neo4j_target, tmp_path):
-    """Three clients in open transactions when the JVM dies: two give up after 1 s, one retries until it is back."""
+    """Three clients in open transactions when the JVM dies: two give up after 1 s, one retries until it is back.
+
+    The ingest is about to commit; the accept batch and the patient ingest are at the start of
+    theirs. (The write log lets one transaction at a time reach its commit on Neo4j: each takes
+    its turn at the log, held to its commit, so two paused before their commits would wait on
+    each other.)"""
     server = neo4j_target
     env = server.env() | {"NEO4J_USER": "neo4j", "NEO4J_PASSWORD": server.password, "GAF_NEO4J_RETRY_SECONDS": "1"}
     where = server.uri
@@ -322,7 +327,7 @@ def test_a_server_killed_mid_ingest_and_mid_accept_loses_and_duplicates_nothing(
         directory.mkdir()
 
     ingesting = worker(ingest_args(path, where), env, signals["ingest"], PAUSE_AT)
-    accepting = worker(["accept", where, "a"], env, signals["accept"], 1)
+    accepting = worker(["accept", where, "a"], env, signals["accept"], 1, before=True)
     # A client whose transaction has sent nothing yet, willing to wait out a restart: the
     # driver's bounded back-off carries it over. (A commit cut off in flight is not retried:
     # its outcome is unknown, so gaf says so and the command is run again.)

@@ -67,6 +67,6 @@ def test_an_injection_attempt_in_a_subject_is_stored_as_data_and_the_store_is_in
     assert isinstance(info.value.errors[0], UnknownKind)
 
     report = verify(store)
-    assert report.ok and report.checked == sum(store.counts().values()) + 1  # and the version stamp
+    assert report.ok and report.checked == store.read("MATCH (n) WHERE n.id IS NOT NULL RETURN count(n) AS n")[0]["n"]  # every record, counted apart from gaf
     record("injection", store=store.dialect, attempts=len(ATTEMPTS) + 3, stored_as_data=len(ATTEMPTS) + 2,
            records_checked=report.checked, records_lost=0)  # fmt: skip

@@ -103,7 +103,10 @@ def test_verify_names_two_records_under_one_name_and_version_written_behind_gafs
         store._write(lambda tx: tx.run(f"CREATE (n:VerdictRules {{id: $id, kind: 'rules', body: $body, {fields}}})",
                                        {"id": forged.id, "body": forged.stored_body.decode(), **props}))  # fmt: skip
         found = [(d.id, d.problem) for d in verify(store).discrepancies]
+        dropped = [("gaf_VerdictRules_name_version", "the store's constraint is missing: two nodes could share an id or a name@version "
+                    "(gaf init declares it)")] if store.dialect == "neo4j" else []  # fmt: skip
         assert found == [(max(first.id, forged.id), f"rules forkable@1 is also {min(first.id, forged.id)}: two records under one name@version"),
+                         *dropped,
                          (forged.id, "is stored but no write logged it: inserted out of band (a forgery, if it stands in for a record the log lists)")]  # fmt: skip
     finally:
         if store.dialect == "neo4j":
