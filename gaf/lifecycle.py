@@ -139,6 +139,14 @@ def review_queue(store: GafStore) -> list[PolicyException]:
     return store.review_queue()
 
 
+def awaiting_ratification(store: GafStore) -> list[PolicyCandidate]:
+    """Policy candidates no ratified policy ratifies yet: rules proposed from case decisions
+    that an authority has still to accept or let lie, oldest first."""
+    candidates = store.find(PolicyCandidate)
+    ratified = {c for c, _, _ in store.dependents([c.id for c in candidates], ("RATIFIES",))}
+    return sorted((c for c in candidates if c.id not in ratified), key=lambda c: (c.proposed_at, c.id))
+
+
 # ---------------------------------------------------------------------- sway
 
 

@@ -1,25 +1,25 @@
 """Impact reports for people: Markdown, and a self-contained HTML page with a picture.
 
-The picture is drawn here as SVG — columns in the order of the chain (source,
-claim, evaluation, fact, derivation, GAF, closure, verdict, action), one box per
-record coloured by status, one line per dependency — so the page needs no
-network and no JavaScript. A truncated report says so in its first line.
+The picture is ``impact.picture``'s layered drawing, inline SVG, so the page needs no
+network and no JavaScript; the workbench's impact page draws the same picture. Every
+decision the report reaches is listed by subject, however many there are. A truncated
+report says so in its first line.
 """
 
 from __future__ import annotations
 
 import html
 import json
+from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
-from gaf.canonical import kind_of, short_ids
+from gaf.canonical import short_ids
+from gaf.labels import Labels, short
+from gaf.store import GafStore
 from impact.analysis import ImpactReport
+from impact.picture import DECISIONS, PER_KIND, anchor, picture, svg, trigger_ids
 
-COLUMNS = ("policy", "projection", "rules", "source", "completeness", "proposition", "claim", "evaluation", "fact",
-           "derivation", "gaf", "closure", "verdict", "action")  # fmt: skip
-COLOURS = {"trigger": "#222222", "invalidated": "#c0392b", "weakened": "#e67e22", "unconfirmed": "#7f8c8d"}
-#: Boxes drawn at most; the rest are listed but not pictured (and the caption says so).
-MAX_PICTURED = 240
 
 
 def headline(report: ImpactReport) -> str:
@@ -73,16 +73,69 @@ def to_markdown(report: ImpactReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_html(report: ImpactReport) -> str:
-    """A self-contained HTML page: headline, picture of the affected subgraph, and the tables."""
+@dataclass(frozen=True)
+class Decision:
+    """A closure, verdict or action a report reaches, for the list by subject."""
+
+    id: str
+    kind: str
+    status: str
+    #: the verdict a recomputation gives, before → after ("—" when not recomputed or unmoved)
+    recomputed: str
+    #: the closures that superseded it (a closure's; empty for the others and for standing ones)
+    superseded_by: tuple[str, ...]
+
+
+def decisions(report: ImpactReport, labels: Labels) -> dict[str, list[Decision]]:
+    """Every closure, verdict and action the report reaches, grouped by the subject it is
+    about (its records loaded into ``labels``), subjects and rows sorted: the list that shows
+    every decision however large the report."""
+    reached = [a for a in report.affected if a.kind in DECISIONS]
+    labels.load(a.id for a in reached)
+    later: dict[str, list[str]] = defaultdict(list)
+    for older, newer, _ in labels.store.dependents([a.id for a in reached if a.kind == "closure"], ("SUPERSEDES",)):
+        later[older].append(newer)
+    labels.load(i for ids in later.values() for i in ids)
+    moved = {c.closure: c for c in report.closures}
+    groups: dict[str, list[Decision]] = defaultdict(list)
+    for a in reached:
+        record = labels.records.get(a.id)
+        closure = a.id if a.kind == "closure" else getattr(record, "closure", None) if a.kind == "verdict" else None
+        change = moved.get(closure or "")
+        recomputed = f"{change.before['label']} → {change.after['label']}" if change and change.before and change.after else "—"
+        decision = Decision(a.id, a.kind, a.status, recomputed, tuple(sorted(later.get(a.id, ()))))
+        groups[labels.subject(a.id) or "—"].append(decision)
+    return {subject: sorted(rows, key=lambda d: (DECISIONS.index(d.kind), d.id)) for subject, rows in sorted(groups.items())}
+
+
+def to_html(report: ImpactReport, store: GafStore | None = None, *, per_kind: int = PER_KIND) -> str:
+    """A self-contained HTML page: headline, the picture (``impact.picture``), every count's
+    records behind a ``<details>``, every decision by subject, and the tables. With a store,
+    records are named in words (``gaf.labels``); without, by their short ids."""
+    labels = Labels(store) if store is not None else None
+    if labels is not None:
+        labels.load([*trigger_ids(report), *(a.id for a in report.affected)])
+    name = labels.text if labels is not None else short
+    drawn = picture(report, {i: name(i) for i in (*trigger_ids(report), *(a.id for a in report.affected))}, per_kind=per_kind)
     shown = _prefixes(report)
     body = [
         f"<h1>{html.escape(headline(report))}</h1>",
         f"<p>As of {html.escape(report.as_of)}.</p>" if report.as_of else "",
-        svg(report),
+        '<div class="picture">' + svg(drawn, lambda box: "#" + anchor(box) if box.counted else None) + "</div>",
+        *(f'<details id="{anchor(box)}"><summary>{html.escape(box.label)} (column {box.layer + 1})</summary><ul>'
+          + "".join(f"<li>{html.escape(name(m))} <code>{html.escape(short(m))}</code></li>" for m in box.members) + "</ul></details>"
+          for box in drawn.boxes if box.counted),
         "<h2>Totals</h2>",
         _table(["kind", "invalidated", "weakened"], [[k, v["invalidated"], v["weakened"]] for k, v in report.totals().items()]),
-    ]
+    ]  # fmt: skip
+    if labels is not None:
+        grouped = decisions(report, labels)
+        body.append(f"<h2>Decisions, by subject ({sum(map(len, grouped.values()))})</h2>" if grouped else "<h2>Decisions</h2><p>None reached.</p>")
+        for subject, rows in grouped.items():
+            body += [f"<h3>{html.escape(subject)}</h3>",
+                     _table(["kind", "decision", "status", "verdict if recomputed", "superseded by"],
+                            [[d.kind, f"{labels.text(d.id)} ({short(d.id)})", d.status, d.recomputed,
+                              ", ".join(labels.text(i) for i in d.superseded_by) or "—"] for d in rows])]  # fmt: skip
     if report.to_compensate:
         body += ["<h2>Executed actions that need cancellation or compensation</h2>",
                  "<ul>" + "".join(f"<li><code>{html.escape(a)}</code></li>" for a in report.to_compensate) + "</ul>"]  # fmt: skip
@@ -97,51 +150,11 @@ def to_html(report: ImpactReport) -> str:
         '<script type="application/json" id="impact">' + _script_safe(report.to_dict()) + "</script>",
     ]
     style = ("body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
-             "td,th{border:1px solid #ccc;padding:.3em .6em;font-size:.9em}code{font-size:.85em}")  # fmt: skip
+             "td,th{border:1px solid #ccc;padding:.3em .6em;font-size:.9em}code{font-size:.85em}"
+             ".picture{overflow:auto;max-height:80vh;border:1px solid #ddd}details{margin:.3em 0}")  # fmt: skip
     title = html.escape(headline(report))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
             f"<style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")  # fmt: skip
-
-
-def svg(report: ImpactReport) -> str:
-    """The affected subgraph as an SVG picture, laid out in the chain's column order."""
-    status = {a.id: a.status for a in report.affected}
-    trigger_ids = _trigger_ids(report)
-    nodes = sorted({*trigger_ids, *status}, key=lambda r: (_column(r), r))
-    pictured = nodes[:MAX_PICTURED]
-    columns: dict[int, list[str]] = {}
-    for rid in pictured:
-        columns.setdefault(_column(rid), []).append(rid)
-    order = sorted(columns)
-    box_w, box_h, gap_x, gap_y, top = 150, 34, 60, 14, 40
-    pos: dict[str, tuple[float, float]] = {}
-    for x_index, col in enumerate(order):
-        for y_index, rid in enumerate(columns[col]):
-            pos[rid] = (20 + x_index * (box_w + gap_x), top + y_index * (box_h + gap_y))
-    width = 40 + max(len(order), 1) * (box_w + gap_x)
-    height = top + 20 + max((len(v) for v in columns.values()), default=1) * (box_h + gap_y)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-             f'role="img" aria-label="affected subgraph">',
-             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" '
-             'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#888"/></marker></defs>']  # fmt: skip
-    for x_index, col in enumerate(order):
-        parts.append(f'<text x="{20 + x_index * (box_w + gap_x)}" y="24" font-size="13" font-weight="bold">{COLUMNS[col] if col < len(COLUMNS) else "other"}</text>')
-    for dependent, rel, dependency in report.edges:
-        if dependent in pos and dependency in pos:
-            (x1, y1), (x2, y2) = pos[dependency], pos[dependent]
-            parts.append(f'<line x1="{x1 + box_w}" y1="{y1 + box_h / 2}" x2="{x2}" y2="{y2 + box_h / 2}" stroke="#999" '
-                         f'stroke-width="1" marker-end="url(#arrow)"><title>{rel}</title></line>')  # fmt: skip
-    for rid in pictured:
-        x, y = pos[rid]
-        state = "trigger" if rid in trigger_ids else status[rid]
-        parts.append(f'<g><title>{html.escape(rid)} ({state})</title><rect x="{x}" y="{y}" width="{box_w}" height="{box_h}" rx="5" '
-                     f'fill="white" stroke="{COLOURS[state]}" stroke-width="2"/>'
-                     f'<text x="{x + 6}" y="{y + 14}" font-size="11" fill="{COLOURS[state]}">{html.escape(kind_of(rid))} · {state}</text>'
-                     f'<text x="{x + 6}" y="{y + 28}" font-size="10" font-family="monospace">{html.escape(rid.split(":", 1)[1][:16])}…</text></g>')  # fmt: skip
-    if len(nodes) > len(pictured):
-        parts.append(f'<text x="20" y="{height - 6}" font-size="12">{len(nodes) - len(pictured)} more records are listed below but not pictured</text>')
-    parts.append("</svg>")
-    return "\n".join(parts)
 
 
 def _prefixes(report: ImpactReport) -> dict[str, str]:
@@ -151,17 +164,6 @@ def _prefixes(report: ImpactReport) -> dict[str, str]:
 
 def _script_safe(data: Any) -> str:
     return json.dumps(data).replace("</", "<\\/")
-
-
-def _trigger_ids(report: ImpactReport) -> set[str]:
-    ids = {report.trigger["id"]} if report.trigger.get("kind") != "new_claim" else set()
-    ids |= set(report.trigger.get("scopes", [])) | set(report.trigger.get("propositions", []))
-    return {i for i in ids if ":" in i} | {a.path[0] for a in report.affected if a.path}
-
-
-def _column(rid: str) -> int:
-    kind = kind_of(rid)
-    return COLUMNS.index(kind) if kind in COLUMNS else len(COLUMNS)
 
 
 def _table(head: list[str], rows: list[list[Any]]) -> str:

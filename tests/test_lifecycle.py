@@ -249,3 +249,20 @@ def test_reopen_keeps_a_fact_a_person_accepted_below_the_threshold(store):
     label, atoms = _reopened_gaf_atoms(store, closed, observer, credit)
     # known(x:1) was accepted by a person and is kept; known(x:2) is new at 0.8, below the default 1.0: routed.
     assert label == "yes" and "known(x:1)" in atoms and "known(x:2)" not in atoms
+
+
+def test_a_candidate_awaits_ratification_until_a_policy_ratifies_it(store):
+    from gaf.lifecycle import awaiting_ratification, propose
+    from gaf.records import PolicyCandidate, RatifiedPolicy
+    from gaf.rules import DerivationRule
+
+    first_closure(store)  # the July closure the case decision is about
+    assert awaiting_ratification(store) == []
+    ratified = ratified_allocation(store, effective=datetime(2026, 7, 25, tzinfo=timezone.utc))
+    first = store.get(ratified.candidate)
+    waiting = propose(store, name="rent-allocation-2", text="A second reading, not yet ratified.",
+                      rule=DerivationRule.model_validate(first.rule), cases=first.cases, proposed_by=authority(store)["agent"],
+                      at=datetime(2026, 7, 26, tzinfo=timezone.utc))  # fmt: skip
+    # the oracle: every candidate, less those a ratified policy names
+    named = {p.candidate for p in store.find(RatifiedPolicy)}
+    assert [c.id for c in awaiting_ratification(store)] == [c.id for c in store.find(PolicyCandidate) if c.id not in named] == [waiting.id]

@@ -695,3 +695,34 @@ def payments_world(draw) -> World:
     verdict = [(k, draw(st.sampled_from([0.5, 1.0]))) for k in [0, *others]]
     attackers = [f"r{n}" for n, (k, _) in enumerate(verdict) if PAYMENT_VERDICT[k][0] != "warrant"]
     return build_payments(trusted, closed, said_of, verdict, [(a, "r0") for a in attackers if draw(st.booleans())])
+
+
+# ---------------------------------------------------------------------- impact reports, for the picture
+
+
+#: The chain's kinds in order: a record of the picture's random reports depends only on earlier ones.
+CHAIN = ("claim", "evaluation", "fact", "derivation", "gaf", "closure", "verdict", "action")
+
+
+@st.composite
+def impact_report(draw) -> Any:
+    """A random report shaped like the chain — a source, then records of each kind, each depending
+    on one to three records of earlier kinds (facts also on derivations, as derived facts do), each
+    with a status and a path from the source — without a store: the picture's input, and its oracle."""
+    from impact import Affected, ImpactReport
+
+    source = "source:" + "0" * 64
+    made: list[str] = [source]
+    path = {source: [source]}
+    affected, edges = [], set()
+    for position, kind in enumerate(CHAIN):
+        for n in range(draw(st.integers(0, 30 if kind in ("claim", "evaluation", "fact") else 12))):
+            rid = f"{kind}:{position:02d}{n:062x}"
+            upstream = draw(st.lists(st.sampled_from(made), min_size=1, max_size=3, unique=True))
+            for dependency in upstream:
+                edges.add((rid, "USED", dependency))
+            path[rid] = [*path[upstream[0]], rid]
+            status = draw(st.sampled_from(["invalidated", "weakened", "unconfirmed"]))
+            affected.append(Affected(rid, kind, "positive", status, path[rid]))
+            made.append(rid)
+    return ImpactReport({"kind": "source_invalidated", "id": source}, affected, edges=sorted(edges))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -46,12 +47,13 @@ def _impact(
         if id_kind is not None:
             args = (s.resolve_id(args[0], (id_kind,)), *args[1:])
         report = question(s, *args, progress=tick, **kwargs)
-    for path, render in ((html_path, to_html), (md_path, to_markdown)):
-        if path is not None:
-            try:
-                path.write_text(render(report), encoding="utf-8")
-            except OSError as exc:
-                raise GafError(f"cannot write {path}: {exc.strerror}", hint="check that the directory exists") from None
+        # the HTML names records in words, read from the store while it is open
+        for path, render in ((html_path, partial(to_html, report, s)), (md_path, partial(to_markdown, report))):
+            if path is not None:
+                try:
+                    path.write_text(render(), encoding="utf-8")
+                except OSError as exc:
+                    raise GafError(f"cannot write {path}: {exc.strerror}", hint="check that the directory exists") from None
 
     def text() -> None:
         out.print(headline(report), highlight=False)

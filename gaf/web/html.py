@@ -13,6 +13,10 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
+from gaf.labels import short
+
+__all__ = ["Markup", "dl", "esc", "form", "join", "link", "page", "path", "short", "table", "tag"]
+
 
 class Markup(str):
     """Text that is HTML already: built here from escaped parts, so it is not escaped again;
@@ -51,12 +55,6 @@ def link(href: str, text: Any, **attrs: Any) -> Markup:
 def path(*parts: str) -> str:
     """A URL path whose parts are quoted (an id's colon stays, a subject's slash does not)."""
     return "/" + "/".join(quote(p, safe=":@") for p in parts)
-
-
-def short(record_id: str) -> str:
-    """An id as people read it: its kind and the first 12 hex digits (``closure:d12021c1b0ba``)."""
-    kind, _, digits = record_id.partition(":")
-    return f"{kind}:{digits[:12]}" if digits else record_id
 
 
 def table(headers: Iterable[str], rows: Iterable[Iterable[Any]], *, caption: Any = None, class_: str | None = None) -> Markup:

@@ -20,6 +20,7 @@ import json
 import logging
 import re
 import secrets
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,16 +34,18 @@ from starlette.staticfiles import StaticFiles
 
 import impact
 from gaf import closure as closing
+from gaf import labels as labelling
 from gaf import lifecycle
 from gaf import reopen as reopening
 from gaf.errors import GafError, NotAuthenticated, UnknownReference
 from gaf.records import limits
-from gaf.records.ledger import statement_text
 from gaf.records.registry import RECORD_TYPES
 from gaf.store import GafStore
 from gaf.web.app import status_of
 from gaf.web.html import Markup, dl, esc, form, join, link, page, path, short, table, tag
 from gaf.web.tokens import Role, require
+from impact.picture import MAX_EXPANDED, PER_KIND, anchor, picture, svg
+from impact.report import decisions
 
 log = logging.getLogger("gaf.web")
 
@@ -54,70 +57,12 @@ TOKEN_COOKIE, SESSION_COOKIE = "gaf_token", "gaf_session"
 MAX_FORM_BYTES = 8192
 #: Rows a page's table shows before it says how many more there are.
 ROWS = 500
-#: A whole record id (a text field of the same name, such as a rule's conclusion, is not one).
-WHOLE_ID = re.compile(r"^[a-z_]+:[0-9a-f]{64}$")
 #: Every relationship a record can be pointed at through: a record page lists what points at it.
 RELS = tuple(sorted({rel for cls in RECORD_TYPES.values() for rel, _ in cls.REFS.values()}))
 
 
-def said(s: Any) -> str:
-    """A statement or proposition as people read it (``gaf.records.ledger.statement_text``)."""
-    return statement_text(s.predicate, s.subject, s.object, s.value, denied=getattr(s, "polarity", None) == "denied",
-                          unit=getattr(s, "unit", None))  # fmt: skip
-
-
-class Labels:
-    """What each record is, in words, for the links that name it; the records it needs to say so
-    (a fact's proposition, a claim's source, a verdict's closure) fetched in two rounds."""
-
-    def __init__(self, store: GafStore, known: dict[str, Any] | None = None):
-        self.store = store
-        self.records: dict[str, Any] = dict(known or {})
-
-    def load(self, ids: Any) -> None:
-        wanted = {i for i in ids if i and i not in self.records}
-        self.records.update(self.store.get_many(wanted))
-        second = set()
-        for i in set(ids):
-            r = self.records.get(i)
-            for name in ("proposition", "source", "closure", "conclusion"):
-                ref = getattr(r, name, None)
-                if isinstance(ref, str) and WHOLE_ID.match(ref) and ref not in self.records:
-                    second.add(ref)
-        self.records.update(self.store.get_many(second))
-
-    def text(self, record_id: str) -> str:
-        r = self.records.get(record_id)
-        if r is None:
-            return short(record_id)
-        kind = r.KIND
-        if kind == "proposition":
-            return said(r)
-        if kind == "fact":
-            return f"fact: {self.text(r.proposition)}"
-        if kind == "evaluation":
-            return f"{r.outcome}: {self.text(r.proposition)}"
-        if kind == "exclusion":
-            return f"excluded from {self.text(r.proposition)}"
-        if kind == "derivation":
-            return f"derived by {r.rule}: {self.text(r.conclusion)}"
-        if kind == "claim":
-            return f"claim from {self.text(r.source)}, observed {r.observed_at:%Y-%m-%d}"
-        if kind in ("source", "agent"):
-            return str(r.key)
-        if kind == "closure":
-            return f"{r.subject}, closed {r.closed_at:%Y-%m-%d}"
-        if kind == "verdict":
-            return f"{r.label} [{r.low:g}, {r.high:g}]"
-        if hasattr(r, "name") and hasattr(r, "version"):
-            return f"{r.name}@{r.version}"
-        if kind == "gaf":
-            return f"GAF of {len(r.facts)} facts"
-        if kind == "action":
-            return f"{r.action_kind} on {r.subject}"
-        if kind == "policy_exception":
-            return f"exception on {r.subject}"
-        return short(record_id)
+class Labels(labelling.Labels):
+    """Records named in words (``gaf.labels.Labels``), as links to their pages."""
 
     def link(self, record_id: str) -> Markup:
         """A link to a record's page (a closure's to the closure page), its text the record's label."""
@@ -133,32 +78,49 @@ class Labels:
 
 
 def search_page(store: GafStore, q: str) -> tuple[str, Markup]:
-    """Search: a subject's closures (``reopen.history``), or the record an id prefix, a key or NAME@VERSION names."""
+    """Search: a subject's closures (``reopen.history``), the claims that say what was typed
+    (``labels.claims_saying``), or the record an id prefix, a key or NAME@VERSION names."""
     if not q:
-        return "Search", tag("p", "Find a subject (rent:lease-17/2026-07), an id or a prefix of one (closure:d12021c1b0ba), "
-                                  "a source or agent key (bank-ledger) or a policy as NAME@VERSION.")  # fmt: skip
+        return "Search", tag("p", "Find a subject (rent:lease-17/2026-07), a claim by what it says (paid(tx-4471), or one of "
+                                  "its words: tx-4471), an id or a prefix of one (closure:d12021c1b0ba), a source or agent key "
+                                  "(bank-ledger) or a policy as NAME@VERSION.")  # fmt: skip
     found: list[Markup] = []
+    labels = Labels(store)
     closures = reopening.history(store, q)
     if closures:
-        labels = Labels(store)
         labels.load([c["closure"] for c in closures])
         found.append(tag("h2", f"Closures about {q}"))
         found.append(table(("closed", "closure", "verdict", "superseded by"),
                            [(c["closed_at"][:10], labels.link(c["closure"]), c["label"] or "—", labels.links(c["superseded_by"]))
                             for c in closures]))  # fmt: skip
+    claims = labelling.claims_saying(store, q)
+    if claims:
+        labels.load(c.source for c in claims[:ROWS])
+        found.append(tag("h2", f"Claims that say {q}"))
+        found.append(table(("claim", "says", "source", ""),
+                           [(labels.link(c.id), tag("ul", *(tag("li", labelling.said(st)) for st in c.statements)), labels.link(c.source),
+                             link(path("impact", "claim", c.id), "what rests on it")) for c in claims[:ROWS]],
+                           caption=_more(len(claims))))  # fmt: skip
     try:
         record_id = store.resolve_id(q)
     except GafError as exc:
         record_id, why = None, exc.what
     if record_id is not None and store.has(record_id):
-        labels = Labels(store)
         labels.load([record_id])
         found.append(tag("h2", "Record"))
-        extra = [link(path("impact", "source", record_id), "what rests on this source")] if record_id.startswith("source:") else []
-        found.append(tag("p", labels.link(record_id), " ", tag("code", short(record_id)), *[Markup(" · ") + e for e in extra]))
+        found.append(tag("p", labels.link(record_id), " ", tag("code", short(record_id)), *[Markup(" · ") + e for e in _impact_links(record_id)]))
     if not found:
-        return "Search", tag("p", f"Nothing found for {q!r}: no closure has that subject, and {why if record_id is None else 'no record has that id'}.")
+        return "Search", tag("p", f"Nothing found for {q!r}: no closure has that subject, no claim says it, and "
+                                  f"{why if record_id is None else 'no record has that id'}.")  # fmt: skip
     return f"Search: {q}", join(found)
+
+
+def _impact_links(record_id: str) -> list[Markup]:
+    """The impact page of a record, where it has one: a source's, a claim's, a policy version's."""
+    kind = record_id.split(":", 1)[0]
+    if kind not in IMPACT_OF:
+        return []
+    return [link(path("impact", IMPACT_OF[kind], record_id), f"what rests on this {IMPACT_WORD[kind]} (impact)")]
 
 
 def history_page(store: GafStore, subject: str) -> tuple[str, Markup]:
@@ -173,15 +135,23 @@ def history_page(store: GafStore, subject: str) -> tuple[str, Markup]:
 
 
 def queue_page(store: GafStore) -> tuple[str, Markup]:
-    """The review queue: policy exceptions awaiting a decision (``gaf policy queue``)."""
+    """The review queue: policy exceptions awaiting a decision (``gaf policy queue``), and policy
+    candidates awaiting ratification (``lifecycle.awaiting_ratification``)."""
     queue = lifecycle.review_queue(store)
+    candidates = lifecycle.awaiting_ratification(store)
     labels = Labels(store)
-    labels.load([i for e in queue for i in (e.id, e.policy, e.closure)])
-    if not queue:
-        return "Review queue", tag("p", "Nothing awaits review.")
-    return "Review queue", table(("raised", "subject", "closure", "policy", "reason", "exception"),
-                                 [(f"{e.raised_at:%Y-%m-%d}", link(path("history") + "?subject=" + quote(e.subject), e.subject),
-                                   labels.links(e.closure), labels.link(e.policy), e.reason, labels.link(e.id)) for e in queue])  # fmt: skip
+    labels.load([i for e in queue for i in (e.id, e.policy, e.closure)] + [i for c in candidates for i in (c.proposed_by, *c.cases)])
+    body: list[Any] = [tag("h2", "Policy exceptions awaiting a decision")]
+    body.append(table(("raised", "subject", "closure", "policy", "reason", "exception"),
+                      [(f"{e.raised_at:%Y-%m-%d}", link(path("history") + "?subject=" + quote(e.subject), e.subject),
+                        labels.links(e.closure), labels.link(e.policy), e.reason, labels.link(e.id)) for e in queue])
+                if queue else tag("p", "None."))  # fmt: skip
+    body.append(tag("h2", "Policy candidates awaiting ratification"))
+    body.append(table(("proposed", "name", "rule", "from the cases", "proposed by", "candidate"),
+                      [(f"{c.proposed_at:%Y-%m-%d}", c.name, c.text, labels.links(c.cases), labels.link(c.proposed_by), labels.link(c.id))
+                       for c in candidates])
+                if candidates else tag("p", "None."))  # fmt: skip
+    return "Review queue", join(body)
 
 
 def record_page(store: GafStore, text: str) -> tuple[str, Markup]:
@@ -200,15 +170,14 @@ def record_page(store: GafStore, text: str) -> tuple[str, Markup]:
         if name in record.REFS:
             shown: Any = labels.links(value)
         elif name == "statements":
-            shown = tag("ul", *(tag("li", said(s)) for s in record.statements))
+            shown = tag("ul", *(tag("li", labelling.said(s)) for s in record.statements))
         elif isinstance(value, dict | list):
             shown = tag("code", json.dumps(value, ensure_ascii=False)) if value else "—"
         else:
             shown = value
         fields.append((name.replace("_", " "), shown))
     more = [link(path("closures", record_id), "the closure page: verdict and argument")] if record.KIND == "closure" else []
-    if record.KIND == "source":
-        more.append(link(path("impact", "source", record_id), "what rests on this source (impact)"))
+    more += _impact_links(record_id)
     if record.KIND in ("closure", "action", "policy_exception"):
         more.append(link(path("history") + "?subject=" + quote(record.subject), f"history of {record.subject}"))
     body = [tag("p", *more) if more else "", dl(fields), tag("h2", "Pointed at by")]
@@ -327,37 +296,81 @@ def _ground(labels: Labels, facts: dict[str, str], premise: str, depth: int) -> 
     return Markup(head + tag("ul", tag("li", labels.link(why.id))))
 
 
-def impact_page(store: GafStore, text: str, seconds: float) -> tuple[str, Markup]:
-    """What rests on a source (``impact.source_invalidated``): the closures, verdicts and
-    actions it reaches, grouped by subject, as a table; every other kind as a count."""
+#: The impact pages: a record kind → the path word of its page, and the word a link says.
+IMPACT_OF = {"source": "source", "claim": "claim", "projection": "policy", "rules": "policy"}
+IMPACT_WORD = {"source": "source", "claim": "claim", "projection": "policy version", "rules": "rules version"}
+#: Records a count's list names on a page (the report's JSON, ``gaf impact … --json``, has them all).
+LISTED = 100
+
+
+def impact_source_page(store: GafStore, text: str, expand: str, seconds: float) -> tuple[str, Markup]:
+    """What rests on a source (``impact.source_invalidated``)."""
     source_id = store.resolve_id(text, ("source",))
-    report = impact.source_invalidated(store, source_id, limits=impact.Limits(seconds=seconds))
-    decisions = [a for a in report.affected if a.kind in ("closure", "verdict", "action")]
+    return _impact(store, source_id, impact.source_invalidated, expand, seconds, "were invalid")
+
+
+def impact_claim_page(store: GafStore, text: str, expand: str, seconds: float) -> tuple[str, Markup]:
+    """What rests on one claim (``impact.claim_retracted``)."""
+    claim_id = store.resolve_id(text, ("claim",))
+    return _impact(store, claim_id, impact.claim_retracted, expand, seconds, "were retracted")
+
+
+def impact_policy_page(store: GafStore, text: str, expand: str, seconds: float) -> tuple[str, Markup]:
+    """Every closure decided under a policy or rules version, and what rests on them
+    (``impact.policy_changed``, retroactively: every closure under it)."""
+    policy_id = store.resolve_id(text, ("projection", "rules"))
+    return _impact(store, policy_id, impact.policy_changed, expand, seconds, "changed")
+
+
+def _impact(store: GafStore, trigger: str, question: Callable[..., impact.ImpactReport], expand: str, seconds: float,
+            change: str) -> tuple[str, Markup]:  # fmt: skip
+    """An impact page: the picture (``impact.picture``, the one ``gaf impact --html`` draws), each
+    count's records behind a ``<details>``, the totals, and every decision reached, by subject."""
+    started = time.perf_counter()
+    report = question(store, trigger, limits=impact.Limits(seconds=seconds))
+    computed = time.perf_counter() - started
     labels = Labels(store)
-    labels.load([source_id, *(a.id for a in decisions)])
-    moved = {c.closure: c for c in report.closures}
-    groups: dict[str, list[tuple[Any, ...]]] = {}
-    for a in decisions:
-        r = labels.records.get(a.id)
-        closure_id = a.id if a.kind == "closure" else getattr(r, "closure", None) if a.kind == "verdict" else None
-        subject = getattr(r, "subject", None) or getattr(labels.records.get(closure_id or ""), "subject", None) or "—"
-        later = store.superseded_by(a.id) if a.kind == "closure" else []
-        labels.load(later)
-        change = moved.get(a.id)
-        recomputed = f"{change.before['label']} → {change.after['label']}" if change and change.before and change.after else "—"
-        groups.setdefault(subject, []).append((a.kind, labels.link(a.id), a.status, recomputed, labels.links(later)))
-    body: list[Any] = [tag("p", "If ", labels.link(source_id), " were invalid, these decisions would need review.",
+    expanded = [k for k in expand.split(",") if k]
+    drawn = picture(report, per_kind=PER_KIND, expand=expanded)
+    counted = [b for b in drawn.boxes if b.counted]
+    labels.load([trigger, *(b.key for b in drawn.boxes if not b.counted), *(m for b in counted for m in b.members[:LISTED])])
+    for box in drawn.boxes:
+        box.label = box.label if box.counted else labels.text(box.key)
+    grouped = decisions(report, labels)
+    here = path("impact", IMPACT_OF[trigger.split(":", 1)[0]], trigger)
+    body: list[Any] = [tag("p", "If ", labels.link(trigger), f" {change}, these records would need review.",
                            "" if report.complete else tag("strong", f" The walk stopped early ({', '.join(report.cut)}): the list is incomplete."))]  # fmt: skip
-    totals = report.totals()
+    body.append(tag("div", Markup(svg(drawn, lambda b: "#" + anchor(b) if b.counted else _page_of(b.key))), class_="picture"))
+    for box in counted:
+        more = len(box.members) - LISTED
+        whole = box.kind in drawn.collapsed and drawn.collapsed[box.kind] <= MAX_EXPANDED
+        body.append(tag("details",
+                        tag("summary", f"{box.label} (column {box.layer + 1})"),
+                        tag("p", link(here + "?expand=" + quote(",".join(sorted({*expanded, box.kind}))), f"draw every {box.kind} in the picture"))
+                        if whole else "",
+                        tag("ul", *(tag("li", labels.link(m)) for m in box.members[:LISTED])),
+                        tag("p", f"and {more:,} more: the report's JSON lists them all (gaf impact … --json, or the API's impact route).")
+                        if more > 0 else "",
+                        id=anchor(box)))  # fmt: skip
     body.append(table(("kind", "invalidated", "weakened", "unconfirmed"),
-                      [(k, t["invalidated"], t["weakened"], t["unconfirmed"]) for k, t in totals.items()], caption="Everything reached"))  # fmt: skip
-    if not groups:
-        body.append(tag("p", "No closure, verdict or action rests on this source."))
-    for subject in sorted(groups):
-        rows = sorted(groups[subject], key=lambda row: (row[0], str(row[1])))
-        body.append(tag("section", tag("h2", link(path("history") + "?subject=" + quote(subject), subject)),
-                        table(("kind", "decision", "status", "verdict if recomputed", "superseded by"), rows), class_="subject"))  # fmt: skip
-    return f"Impact of {labels.text(source_id)}", join(body)
+                      [(k, t["invalidated"], t["weakened"], t["unconfirmed"]) for k, t in report.totals().items()], caption="Everything reached"))  # fmt: skip
+    reached = sum(map(len, grouped.values()))
+    body.append(tag("h2", f"Decisions, by subject ({reached:,})", id="decisions"))
+    if not grouped:
+        body.append(tag("p", "No closure, verdict or action rests on this."))
+    for subject, rows in grouped.items():
+        body.append(tag("section", tag("h3", link(path("history") + "?subject=" + quote(subject), subject)),
+                        table(("kind", "decision", "status", "verdict if recomputed", "superseded by"),
+                              [(d.kind, labels.link(d.id), d.status, d.recomputed, labels.links(d.superseded_by)) for d in rows]),
+                        class_="subject"))  # fmt: skip
+    shown = time.perf_counter() - started - computed
+    body.append(tag("p", f"The report took {computed:.2f} s to compute, this page {shown:.2f} s more.", class_="timing",
+                    data_report_seconds=f"{computed:.3f}", data_page_seconds=f"{shown:.3f}"))  # fmt: skip
+    return f"Impact of {labels.text(trigger)}", join(body)
+
+
+def _page_of(record_id: str) -> str:
+    return path("closures", record_id) if record_id.startswith("closure:") else path("records", record_id)
 
 
 # ---------------------------------------------------------------------- the door: sign-in, CSRF, one call at a time
@@ -424,7 +437,7 @@ class Pages:
     def _held(self, build: Callable[..., tuple[str, Markup]], values: list[str]) -> tuple[str, Markup]:
         settings = self.app.settings
         with self.app.held, limits(max_record_bytes=settings.max_record_bytes, max_input_bytes=settings.max_input_bytes):
-            if build is impact_page:
+            if build in IMPACT_PAGES:
                 return build(self.app.store, *values, settings.api_seconds)
             return build(self.app.store, *values)
 
@@ -470,6 +483,10 @@ class Pages:
         return fields, None
 
 
+#: The pages that compute an impact report, under the API's time limit.
+IMPACT_PAGES = (impact_source_page, impact_claim_page, impact_policy_page)
+
+
 def _login_form(pages: Pages, request: Request, target: str) -> Markup:
     return join([
         tag("p", "Paste a token's secret (gaf token create --agent KEY --role reader prints one). It is kept in a cookie "
@@ -507,7 +524,9 @@ def routes(app: Any) -> list[Route | Mount]:
         Route("/records/{id:path}", pages.view(record_page, "id"), methods=["GET"]),
         Route("/history", pages.view(history_page, "subject"), methods=["GET"]),
         Route("/queue", pages.view(queue_page), methods=["GET"]),
-        Route("/impact/source/{id:path}", pages.view(impact_page, "id"), methods=["GET"]),
+        Route("/impact/source/{id:path}", pages.view(impact_source_page, "id", "expand"), methods=["GET"]),
+        Route("/impact/claim/{id:path}", pages.view(impact_claim_page, "id", "expand"), methods=["GET"]),
+        Route("/impact/policy/{id:path}", pages.view(impact_policy_page, "id", "expand"), methods=["GET"]),
         Route("/login", pages.login_form, methods=["GET"]),
         Route("/login", pages.login, methods=["POST"]),
         Route("/logout", pages.logout, methods=["POST"]),
