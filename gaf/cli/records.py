@@ -90,7 +90,7 @@ def ingest(
     fmt: Annotated[Optional[str], choice_option("--format", ("jsonl", "csv", "yaml"), help="jsonl, csv or yaml: needed for -, else from the suffix.")] = None,
     store: StoreOpt = None,
     best_effort: Annotated[bool, typer.Option("--best-effort", help="Write the good items and report the bad ones.")] = False,
-    batch_size: Annotated[int, number_option("--batch-size", Span(1, whole=True, example="--batch-size 2000"), help="Records per write transaction.")] = 2000,
+    batch_size: Annotated[Optional[int], number_option("--batch-size", Span(1, whole=True, example="--batch-size 2000"), help="Records per write transaction; default 2000, or 8 a MiB of GAF_CACHE_MB when it caps the embedded store's page cache.")] = None,
     at: AtOpt = None,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
