@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import json
 
+from typer.testing import CliRunner
+
 from bench.ingest_memory import write_claims
+from gaf.cli import app
 from gaf.ledger import ingest
 from gaf.settings import MIN_CACHE_MB
 from gaf.store.base import BULK_BATCH
 from gaf.store.ladybug import BULK_RECORDS_PER_MB, LadybugStore
 from gaf.verify import verify
-from tests.conftest import NOW
+from tests.conftest import NOW, RENT
 
 #: Claims of the ingest-memory benchmark's file (2 to 4 statements each) enough to run a 64 MiB
 #: pool out before the cap was followed: in batches of 2,000 the second failed ("buffer pool is
@@ -46,3 +49,14 @@ def test_the_embedded_store_batches_what_its_page_cache_holds_and_an_asked_size_
         assert capped.bulk_batch(3000) == 3000  # the caller's choice, refused typed if the cache cannot hold it
     with LadybugStore(tmp_path / "uncapped.lbug") as uncapped:
         assert uncapped.bulk_batch() == BULK_BATCH
+
+
+def test_gaf_ingest_says_the_page_cache_cap_it_wrote_under_and_nothing_when_there_is_none(tmp_path):
+    runner = CliRunner()
+    claims = str(RENT / "claims.yaml")
+    capped = runner.invoke(app, ["ingest", claims, "--store", str(tmp_path / "a.lbug"), "--json"], env={"GAF_CACHE_MB": "96"})
+    plain = runner.invoke(app, ["ingest", claims, "--store", str(tmp_path / "b.lbug"), "--json"], env={"GAF_CACHE_MB": None})
+    assert capped.exit_code == plain.exit_code == 0, capped.output + plain.output
+    assert json.loads(capped.stdout)["page_cache_mb"] == 96 and "page_cache_mb" not in json.loads(plain.stdout)
+    told = runner.invoke(app, ["ingest", claims, "--store", str(tmp_path / "a.lbug")], env={"GAF_CACHE_MB": "96", "COLUMNS": "200"})
+    assert "page cache capped at 96 MiB by GAF_CACHE_MB" in " ".join(told.stdout.split())

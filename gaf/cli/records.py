@@ -126,6 +126,8 @@ def ingest(
         written = s.get_many(report.write.written)
         named = s.get_many(sorted(named_by(written.values())))
         data = {"file": name, "store": shown(s), **report.to_dict()}
+        if s.cache_mb is not None:  # a capped page cache bounds what the load could hold: said beside it
+            data["page_cache_mb"] = s.cache_mb
     emit(as_json, data, lambda: _print_ingest(data, [written[i] for i in report.write.written], named))
     if report.write.failed:
         raise typer.Exit(ExitCode.BAD_INPUT)
@@ -135,7 +137,8 @@ def _print_ingest(data: dict[str, Any], written: list[Record], named: dict[str, 
     out.print(
         f"read {data['read']} items from {data['file']}: "
         f"[green]{data['written']} written[/], {data['existing']} already stored, "
-        f"[red]{len(data['failed'])} refused[/] → {data['store']}",
+        f"[red]{len(data['failed'])} refused[/] → {data['store']}"
+        + (f" (page cache capped at {data['page_cache_mb']} MiB by GAF_CACHE_MB)" if "page_cache_mb" in data else ""),
         highlight=False,
     )
     for failure in data["failed"]:
