@@ -730,10 +730,9 @@ def ingest(
     passed in, never read from a clock here. In ``atomic`` mode any bad item refuses the
     whole input before anything is written; in ``best_effort`` mode bad items are reported
     and the rest is written. Once checked, records are written in batches of
-    ``batch_size`` — not given: the store's (``GafStore.bulk_batch``: 2000, or on an embedded
-    store with a capped page cache what the cache holds) —, one transaction each; should the
-    store fail part way, the batches
-    before stay written and running the same ingest again finishes it (ids already stored
+    ``batch_size`` (not given: the store's, ``GafStore.bulk_batch`` — 2000, or what the capped
+    page cache of an embedded store holds), one transaction each; should the store fail part
+    way, the batches before stay written and running the same ingest again finishes it (ids already stored
     are no-ops).
 
     ``progress`` is told the items checked in the first pass (every thousand and at its end;
