@@ -1,6 +1,6 @@
 """Ingest memory benchmark: peak RSS and wall time of ``gaf ingest FILE`` as the file grows.
 
-    python -m bench ingest_memory [--sizes 2000,20000] [--stores ladybug,neo4j] [--cache-mb 128] [--json out.json]
+    python -m bench ingest_memory [--sizes 2000,20000] [--stores ladybug,neo4j] [--cache-mb 128] [--baseline REV] [--json out.json]
     python -m bench ingest_memory --report out.json          # print saved results again
 
 For each size N a JSONL file is written — the agents and sources of the synthetic graph
@@ -10,6 +10,9 @@ FILE --json --quiet`` runs on it as a subprocess, alone, into an empty store. It
 resident set is the kernel's own count for that one child (``os.wait4``'s ``ru_maxrss``),
 its wall time the subprocess's. The embedded store's buffer pool is capped with
 GAF_CACHE_MB (``--cache-mb``), and the cap is in the output: it is part of the peak.
+
+``--baseline REV`` runs each ingest a second time, in the same run on the same file, with gaf as
+it was at git revision REV (``git archive`` into a temporary directory): a before-and-after.
 
 Neo4j runs only with ``--stores neo4j`` and NEO4J_URI set; the database is emptied before
 each size (only if every node in it is gaf's, as bench/ingest.py checks). Issue 21's goal
@@ -23,6 +26,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -66,13 +70,14 @@ def write_claims(path: Path, n: int, seed: int = 7) -> int:
     return path.stat().st_size
 
 
-def run_ingest(path: Path, store: str, cache_mb: int) -> dict[str, Any]:
-    """``python -m gaf ingest`` on one file as a child process: its exit code, wall time, peak RSS and report."""
-    env = {**os.environ, "GAF_STORE": store, "GAF_CACHE_MB": str(cache_mb), "PYTHONPATH": str(ROOT)}
+def run_ingest(path: Path, store: str, cache_mb: int, code: Path = ROOT) -> dict[str, Any]:
+    """``python -m gaf ingest`` on one file as a child process, with gaf from ``code``: its exit
+    code, wall time, peak RSS and report."""
+    env = {**os.environ, "GAF_STORE": store, "GAF_CACHE_MB": str(cache_mb), "PYTHONPATH": str(code)}
     command = [sys.executable, "-m", "gaf", "ingest", str(path), "--json", "--quiet"]
     with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
         started = time.perf_counter()
-        child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=stdout, stderr=stderr)
+        child = subprocess.Popen(command, cwd=code, env=env, stdout=stdout, stderr=stderr)
         _, status, usage = os.wait4(child.pid, 0)  # this child's own peak, not the largest of all children so far
         seconds = time.perf_counter() - started
         child.returncode = os.waitstatus_to_exitcode(status)
@@ -94,19 +99,31 @@ def _empty_neo4j(uri: str) -> None:
         wipe(driver, os.environ.get("NEO4J_DATABASE", "neo4j"))
 
 
-def measure(size: int, stores: list[str], cache_mb: int, folder: Path) -> dict[str, Any]:
+def export_revision(revision: str, folder: Path) -> Path:
+    """gaf's tree at a git revision, written out under ``folder``, for a baseline run."""
+    target = folder / "baseline"
+    target.mkdir()
+    archive = subprocess.run(["git", "archive", revision], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
+
+
+def measure(size: int, stores: list[str], cache_mb: int, folder: Path, baseline: Path | None = None) -> dict[str, Any]:
     path = folder / f"claims-{size}.jsonl"
     started = time.perf_counter()
     file_bytes = write_claims(path, size)
     row: dict[str, Any] = {"claims": size, "file_mb": round(file_bytes / 2**20, 1), "write_file_seconds": round(time.perf_counter() - started, 1)}
-    for store in stores:
+    runs = [(store, ROOT, store) for store in stores] + ([(f"{store} (baseline)", baseline, store) for store in stores] if baseline else [])
+    for label, code, store in runs:
         if store == "ladybug":
-            target = str(folder / f"store-{size}.lbug")
+            target = str(folder / f"store-{size}-{len(row)}" / "store.lbug")
         else:
             target = os.environ["NEO4J_URI"]
             _empty_neo4j(target)
-        console.print(f"ingesting {size:,} claims ({row['file_mb']} MB) into {store} …")
-        row[store] = run_ingest(path, target, cache_mb)
+        console.print(f"ingesting {size:,} claims ({row['file_mb']} MB) into {label} …")
+        row[label] = run_ingest(path, target, cache_mb, code)
+        if store == "ladybug":
+            shutil.rmtree(Path(target).parent, ignore_errors=True)  # the next run's disk, not this one's
     path.unlink()
     return row
 
@@ -116,7 +133,7 @@ def show(result: dict[str, Any]) -> None:
     for column in ("claims", "file MB", "store", "exit", "seconds", "claims/s", "peak RSS MB", "written"):
         table.add_column(column, justify="right")
     for row in result["sizes"]:
-        for store in result["stores"]:
+        for store in [label for label in row if isinstance(row[label], dict)]:
             run = row[store]
             written = (run["report"] or {}).get("written", (run["report"] or {}).get("error", "-"))
             rate = f"{row['claims'] / run['seconds']:,.0f}" if run["seconds"] else "-"
@@ -130,6 +147,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--sizes", default="2000,20000", help="claims per file, comma-separated")
     parser.add_argument("--stores", default="ladybug", help="ladybug and/or neo4j (neo4j needs NEO4J_URI)")
     parser.add_argument("--cache-mb", type=int, default=128, help="LadybugDB's buffer pool, MiB (GAF_CACHE_MB)")
+    parser.add_argument("--baseline", metavar="REV", help="run each ingest again with gaf at this git revision (before and after)")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--report", type=Path, help="print saved results again")
     return parser.parse_args(argv)
@@ -156,15 +174,17 @@ def main(argv: list[str] | None = None) -> int:
         "git": commit,
         "cache_mb": args.cache_mb,
         "stores": stores,
+        "baseline": args.baseline,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_before": os.getloadavg()},
         "sizes": [],
     }
     failed = False
     with tempfile.TemporaryDirectory(prefix="gaf-bench-ingest-") as folder:
+        baseline = export_revision(args.baseline, Path(folder)) if args.baseline else None
         for size in (int(s) for s in args.sizes.split(",")):
-            row = measure(size, stores, args.cache_mb, Path(folder))
+            row = measure(size, stores, args.cache_mb, Path(folder), baseline)
             result["sizes"].append(row)
-            failed |= any(row[s]["exit"] != 0 for s in stores)
+            failed |= any(row[s]["exit"] != 0 for s in stores)  # the baseline may fail: that is what it shows
             result["machine"]["load_after"] = os.getloadavg()
             if args.json:  # after every size, so a long run keeps what it measured
                 args.json.write_text(json.dumps(result, indent=1) + "\n")

@@ -64,8 +64,6 @@ from gaf.types import TEXT_CHARS, TIME_FORM, Progress, WrittenNumber, format_ins
 
 Format = Literal["jsonl", "csv", "yaml"]
 
-#: Records per write transaction when ingesting files.
-DEFAULT_BATCH = 2000
 #: An ingest's two stages, as its progress is told them, and how many items are checked
 #: between two reports of the first.
 CHECKING = "checking the items"
@@ -717,7 +715,7 @@ def ingest(
     mode: Mode = "atomic",
     fmt: str | None = None,
     name: str | None = None,
-    batch_size: int = DEFAULT_BATCH,
+    batch_size: int | None = None,
     progress: Progress = no_progress,
     keep_ids: int | None = None,
 ) -> IngestReport:
@@ -732,8 +730,9 @@ def ingest(
     passed in, never read from a clock here. In ``atomic`` mode any bad item refuses the
     whole input before anything is written; in ``best_effort`` mode bad items are reported
     and the rest is written. Once checked, records are written in batches of
-    ``batch_size``, one transaction each; should the store fail part way, the batches
-    before stay written and running the same ingest again finishes it (ids already stored
+    ``batch_size`` (not given: the store's, ``GafStore.bulk_batch`` — 2000, or what the capped
+    page cache of an embedded store holds), one transaction each; should the store fail part
+    way, the batches before stay written and running the same ingest again finishes it (ids already stored
     are no-ops).
 
     ``progress`` is told the items checked in the first pass (every thousand and at its end;
@@ -774,7 +773,7 @@ def ingest(
         report = IngestReport(read=checked.read)
         report.write.failed = list(checked.failed)
         lacking: list[Closure] = []
-        batches = _batches(_to_write(store, reread, recorded_at, checked, lacking), checked.placed, batch_size)
+        batches = _batches(_to_write(store, reread, recorded_at, checked, lacking), checked.placed, store.bulk_batch(batch_size))
         done = 0
         progress(WRITING, done, checked.records)
         for written in store.put_batches(batches, mode=mode, at=recorded_at):

@@ -90,7 +90,7 @@ def ingest(
     fmt: Annotated[Optional[str], choice_option("--format", ("jsonl", "csv", "yaml"), help="jsonl, csv or yaml: needed for -, else from the suffix.")] = None,
     store: StoreOpt = None,
     best_effort: Annotated[bool, typer.Option("--best-effort", help="Write the good items and report the bad ones.")] = False,
-    batch_size: Annotated[int, number_option("--batch-size", Span(1, whole=True, example="--batch-size 2000"), help="Records per write transaction.")] = 2000,
+    batch_size: Annotated[Optional[int], number_option("--batch-size", Span(1, whole=True, example="--batch-size 2000"), help="Records per write transaction; default 2000, or 8 a MiB of GAF_CACHE_MB when it caps the embedded store's page cache.")] = None,
     at: AtOpt = None,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
@@ -126,6 +126,8 @@ def ingest(
         written = s.get_many(report.write.written)
         named = s.get_many(sorted(named_by(written.values())))
         data = {"file": name, "store": shown(s), **report.to_dict()}
+        if s.cache_mb is not None:  # a capped page cache bounds what the load could hold: said beside it
+            data["page_cache_mb"] = s.cache_mb
     emit(as_json, data, lambda: _print_ingest(data, [written[i] for i in report.write.written], named))
     if report.write.failed:
         raise typer.Exit(ExitCode.BAD_INPUT)
@@ -135,7 +137,8 @@ def _print_ingest(data: dict[str, Any], written: list[Record], named: dict[str, 
     out.print(
         f"read {data['read']} items from {data['file']}: "
         f"[green]{data['written']} written[/], {data['existing']} already stored, "
-        f"[red]{len(data['failed'])} refused[/] → {data['store']}",
+        f"[red]{len(data['failed'])} refused[/] → {data['store']}"
+        + (f" (page cache capped at {data['page_cache_mb']} MiB by GAF_CACHE_MB)" if "page_cache_mb" in data else ""),
         highlight=False,
     )
     for failure in data["failed"]:

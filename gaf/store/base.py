@@ -32,6 +32,10 @@ from gaf.types import format_instant, to_instant
 Mode = Literal["atomic", "best_effort"]
 T = TypeVar("T")
 
+#: Records per write transaction of a bulk load (``gaf ingest``) when the caller does not say,
+#: on a store that sets no bound of its own (``GafStore.bulk_batch``).
+BULK_BATCH = 2000
+
 
 class Tx(Protocol):
     """A transaction that runs one parameterised Cypher statement and returns rows."""
@@ -131,6 +135,9 @@ class GafStore(Questions):
 
     #: whether the store was opened read-only (then every write is refused)
     read_only: bool = False
+    #: the embedded store's page cache (LadybugDB's buffer pool) in MiB, from GAF_CACHE_MB; None:
+    #: not capped (LadybugDB's default), and always None on Neo4j, whose server sizes its own
+    cache_mb: int | None = None
     #: whether opening it first completed a recovery that a killed writer left pending (only
     #: the embedded store's readers ever do: a Neo4j server recovers itself)
     recovered: bool = False
@@ -206,7 +213,19 @@ class GafStore(Questions):
                 ready = pending.result()
                 following = next(source, None)
                 pending = pool.submit(copy_context().run, _prepare, following, mode) if following is not None else None
-                yield self._commit(ready, mode, stamp)
+                report = self._commit(ready, mode, stamp)
+                self._after_bulk_batch(len(ready[2].batch))
+                yield report
+
+    def bulk_batch(self, asked: int | None = None) -> int:
+        """How many records one transaction of a bulk load holds: ``asked`` when the caller says,
+        else what this store takes (``BULK_BATCH``; the embedded store's follows its page cache)."""
+        return asked or BULK_BATCH
+
+    def _after_bulk_batch(self, records: int) -> None:
+        """Told after each committed batch of ``put_batches`` how many records it held (implied
+        ones included): a store whose memory grows with what one opening of it wrote (the
+        embedded store) lets that memory go here. Neo4j's server keeps its own."""
 
     def _stamp_if_new(self) -> None:
         """Stamp a store declared from nothing with the current schema version (each store's

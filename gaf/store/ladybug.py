@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import ladybug
 
 from gaf.errors import InvalidQuery, StoreError, StoreLocked, StoreUnavailable
-from gaf.store.base import GafStore, Tx, WriteReport
+from gaf.store.base import BULK_BATCH, GafStore, Tx, WriteReport
 from gaf.store.schema import graph_schema
 
 T = TypeVar("T")
@@ -164,6 +164,27 @@ def _open_database(target: Path, read_only: bool, wait: float | None, cache_mb: 
         time.sleep(0.02)
 
 
+# ---------------------------------------------------------------------- bulk loads under a capped page cache
+# What a bulk load costs LadybugDB 0.22 in its buffer pool, found by loading claims under a small
+# cap (docs/benchmarks.md, "Ingest memory"):
+# - a write transaction holds what it writes in the pool until it commits, so a batch must fit;
+# - one opening of the database keeps in the pool every page of primary-key strings it wrote
+#   (the key index's page cache, emptied only when the database is closed), so a long load
+#   fills any pool unless the database is closed and opened again from time to time;
+# - a checkpoint rewrites the newest node group (131,072 rows) of each table it appends to,
+#   whole, so the pool must also hold the largest such group's text: that part grows with the
+#   ledger until a group fills, and no batch size or reopening bounds it.
+
+#: Records (claims; their propositions come besides) one bulk transaction holds per MiB of a
+#: capped page cache: 512 at the 64 MiB floor, where 2,000 ran out on the second batch.
+BULK_RECORDS_PER_MB = 8
+#: Records (implied ones counted) one opening of the database writes in a bulk load, per MiB of
+#: page cache, before it is checkpointed, closed and opened again; for an uncapped cache
+#: (LadybugDB's default, most of the machine's memory) as for ``UNCAPPED_MB``.
+SESSION_RECORDS_PER_MB = 32
+UNCAPPED_MB = 1024
+
+
 class LadybugStore(GafStore):
     """A gaf store in an embedded LadybugDB database at ``path``."""
 
@@ -177,6 +198,9 @@ class LadybugStore(GafStore):
         default, which grows with the pages read up to most of the machine's memory)."""
         self.location = str(path)
         self.read_only = read_only
+        self.cache_mb = cache_mb
+        self._wait = wait
+        self._written_since_open = 0
         target = Path(path)
         new = not target.exists()
         if not read_only:
@@ -197,6 +221,36 @@ class LadybugStore(GafStore):
             except RuntimeError as exc:
                 self.close()
                 raise _refused(exc, f"declaring the schema of {target}") from None
+
+    def bulk_batch(self, asked: int | None = None) -> int:
+        """``asked``, else ``BULK_BATCH`` — with a capped page cache, no more than it holds
+        (``BULK_RECORDS_PER_MB`` a MiB): a transaction lives in the pool until it commits."""
+        if asked:
+            return asked
+        return BULK_BATCH if self.cache_mb is None else min(BULK_BATCH, self.cache_mb * BULK_RECORDS_PER_MB)
+
+    def _after_bulk_batch(self, records: int) -> None:
+        """Once this opening of the database has written its share (``SESSION_RECORDS_PER_MB``
+        a MiB of page cache), checkpoint it, close it and open it again: LadybugDB keeps every
+        primary-key page one opening wrote in the pool, and only closing lets them go."""
+        self._written_since_open += records
+        if self._written_since_open >= (self.cache_mb or UNCAPPED_MB) * SESSION_RECORDS_PER_MB:
+            self._reopen()
+
+    def _reopen(self) -> None:
+        """Checkpoint, close and open the database again, as the same writer. The checkpoint is
+        asked for by name, so a cache too small for it is refused here, typed, and not left to
+        the close, which would drop the failure and leave the write-ahead log to grow."""
+        try:
+            self._conn.execute("CHECKPOINT")
+        except RuntimeError as exc:
+            raise _refused(exc, f"checkpointing {self.location}") from None
+        self._conn.close()
+        self._db.close()
+        # Another writer may take the lock in the instant between: then it is waited for, as at opening.
+        self._db, _ = _open_database(Path(self.location), False, self._wait, self.cache_mb)
+        self._conn = ladybug.Connection(self._db)
+        self._written_since_open = 0
 
     def close(self) -> None:
         self._conn.close()
