@@ -6,6 +6,7 @@ how fast one machine happened to be on one day. See docs/benchmarks.md.
 """
 
 import json
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -17,3 +18,15 @@ def save_result(result: dict[str, Any], path: Path | None, console: Console) -> 
     if path is not None:
         path.write_text(json.dumps(result, indent=1) + "\n")
         console.print(f"saved {path}")
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    """p50 (median), p95 (nearest rank), max and n of some measurements, rounded to 2 places."""
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * 95 // 100))
+    return {
+        "p50": round(statistics.median(ordered), 2),
+        "p95": round(ordered[int(rank) - 1], 2),
+        "max": round(ordered[-1], 2),
+        "n": len(ordered),
+    }

@@ -58,7 +58,6 @@ import os
 import platform
 import random
 import shutil
-import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -72,7 +71,7 @@ from rich.console import Console
 from rich.table import Table
 
 import impact
-from bench import save_result
+from bench import percentiles, save_result
 from gaf.actions import act
 from gaf.closure import close
 from gaf.derive import Entry, Truth
@@ -382,7 +381,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if not subset:
             out[scope] = None
             continue
-        s: dict[str, Any] = {k: _stats([r[k] for r in subset]) for k in (*keys, "dependents", "reached")}
+        s: dict[str, Any] = {k: percentiles([r[k] for r in subset]) for k in (*keys, "dependents", "reached")}
         for tier in ("reach", "confirm"):
             s[f"{tier}_speedup_p50"] = round(s[f"{tier}_base_ms"]["p50"] / max(s[f"{tier}_ms"]["p50"], 1e-9), 1)
         closures = sum(r["reached"] for r in subset)
@@ -390,17 +389,6 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         s["closures_per_s_base"] = round(closures / (sum(r["confirm_base_ms"] for r in subset) / 1000), 1)
         out[scope] = s
     return out
-
-
-def _stats(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    rank = max(1, -(-len(ordered) * 95 // 100))  # nearest-rank percentile
-    return {
-        "p50": round(statistics.median(ordered), 2),
-        "p95": round(ordered[int(rank) - 1], 2),
-        "max": round(ordered[-1], 2),
-        "n": len(ordered),
-    }
 
 
 # ---------------------------------------------------------------------- the stores
