@@ -17,11 +17,11 @@ from typer.testing import CliRunner
 from gaf.canonical import kind_of
 from gaf.cli import app
 from gaf.closure import replay
-from gaf.records import RECORD_TYPES, LogEntry, Record, Verdict, parse_record
+from gaf.records import RECORD_TYPES, LogEntry, Verdict, parse_record
 from gaf.store import GafStore
 from gaf.store.schema import label_of
 from gaf.verify import verify
-from tests.rentcase import close_both
+from tests.rentcase import close_both, forge
 
 DELETED = "is not stored: deleted or replaced out of band"
 INSERTED = "is stored but no write logged it"
@@ -34,14 +34,6 @@ def _ids(store: GafStore, label: str) -> list[str]:
 def _delete(store: GafStore, record_id: str) -> None:
     label = label_of(kind_of(record_id))
     store._write(lambda tx: tx.run(f"MATCH (n:{label} {{id: $id}}) DETACH DELETE n", {"id": record_id}))
-
-
-def _forge(store: GafStore, record: Record) -> None:
-    """CREATE a well-formed record's node through Cypher, as gaf would lay it out (its id is right)."""
-    props = record.props()
-    fields = "".join(f", {k}: ${k}" for k in sorted(props))
-    params = {"id": record.id, "kind": record.KIND, "body": record.stored_body.decode(), **props}
-    store._write(lambda tx: tx.run(f"CREATE (n:{record.LABEL} {{id: $id, kind: $kind, body: $body{fields}}})", params))
 
 
 def _named(store: GafStore, phrase: str, **kwargs) -> set[str]:
@@ -79,7 +71,7 @@ def test_well_formed_records_inserted_out_of_band_are_named_by_the_write_log(sto
         body = original.to_json() | {field: value}
         body.pop("id")
         forged = parse_record(body)
-        _forge(store, forged)
+        forge(store, forged)
         inserted.add(forged.id)
         assert _named(store, INSERTED) == inserted, label
     _report("insertions of well-formed records", store, len(inserted), len(inserted))
@@ -91,7 +83,7 @@ def test_a_verdict_replaced_by_a_rehashed_forgery_is_named_as_tampering_by_verif
     forged = Verdict.model_validate(real.model_dump(exclude={"id"}) | {"label": "unpaid", "strength": -0.5})
     assert forged.id != real.id  # a valid id: it is the forgery's own content hash
     _delete(store, real.id)
-    _forge(store, forged)
+    forge(store, forged)
     store._write(lambda tx: tx.run("MATCH (v:Verdict {id: $v}) MATCH (c:Closure {id: $c}) CREATE (v)-[:DECIDES]->(c)",
                                    {"v": forged.id, "c": c2.closure.id}))  # fmt: skip
     problems = {d.id: d.problem for d in verify(store).discrepancies}
@@ -126,13 +118,13 @@ def test_a_log_rewritten_consistently_passes_alone_and_is_named_against_a_head_n
     close_both(store)
     noted = verify(store).head
     assert noted is not None
-    _forge(store, parse_record({"kind": "source", "key": "forged-bank", "name": "a bank nobody registered"}))
+    forge(store, parse_record({"kind": "source", "key": "forged-bank", "name": "a bank nobody registered"}))
     store._write(lambda tx: tx.run("MATCH (l:LogEntry) DETACH DELETE l"))
     everything = sorted(i for cls in RECORD_TYPES.values() if cls is not LogEntry for i in _ids(store, cls.LABEL))
     by_kind: dict[str, list[str]] = {}
     for rid in everything:
         by_kind.setdefault(kind_of(rid), []).append(rid)
-    _forge(store, LogEntry(seq=0, written=by_kind))
+    forge(store, LogEntry(seq=0, written=by_kind))
     alone = verify(store)
     assert alone.ok and alone.head != noted
     assert _named(store, "the log was rewritten", head=noted) == {noted}
@@ -145,7 +137,7 @@ def test_a_node_copied_after_its_constraint_was_dropped_is_named(store):
         store._write(lambda tx: tx.run("DROP CONSTRAINT gaf_Closure_id IF EXISTS"))
     try:
         try:
-            _forge(store, store.get(c1.closure.id))
+            forge(store, store.get(c1.closure.id))
         except Exception as exc:  # the embedded store's primary key refuses the copy outright
             assert store.dialect == "ladybug", exc
             assert verify(store).ok

@@ -26,6 +26,7 @@ from gaf.records import VerdictRules
 from gaf.store import GafStore
 from gaf.verify import verify
 from tests.conftest import NOW
+from tests.rentcase import forge
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Processes publishing one name@version at once, each with its own content.
@@ -98,10 +99,7 @@ def test_verify_names_two_records_under_one_name_and_version_written_behind_gafs
     if store.dialect == "neo4j":
         store._write(lambda tx: tx.run("DROP CONSTRAINT gaf_VerdictRules_name_version IF EXISTS"))
     try:
-        props = forged.props()
-        fields = ", ".join(f"{k}: ${k}" for k in sorted(props))
-        store._write(lambda tx: tx.run(f"CREATE (n:VerdictRules {{id: $id, kind: 'rules', body: $body, {fields}}})",
-                                       {"id": forged.id, "body": forged.stored_body.decode(), **props}))  # fmt: skip
+        forge(store, forged)
         found = [(d.id, d.problem) for d in verify(store).discrepancies]
         dropped = [("gaf_VerdictRules_name_version", "the store's constraint is missing: two nodes could share an id or a name@version "
                     "(gaf init declares it)")] if store.dialect == "neo4j" else []  # fmt: skip
