@@ -166,3 +166,17 @@ def test_the_checks_benchmark_times_every_library_query_three_ways_and_verify_on
     assert [r["query"] for r in found["queries"]] == sorted(runner.load())  # every query of the library, none skipped
     assert all(r["rows"] > 0 for r in found["queries"] if r["query"] in ("why-verdict", "gaf-diff", "what-rests-on-source"))
     assert found["verify"]["ok"] and found["verify_deep"]["closures_replayed"] == 2
+
+
+def test_the_api_benchmark_serves_the_store_loads_it_and_finds_every_written_claim_stored_once(tmp_path):
+    from bench import api
+
+    out = tmp_path / "api.json"
+    assert api.main(["--clients", "2", "--seconds", "2", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    found = doc["stores"]["ladybug"]
+    lost = found["nothing_lost"]
+    assert found["http"]["errors"] == found["library"]["errors"] == 0
+    assert found["http"]["submit"]["requests"] > 0 and found["http"]["verdict"]["requests"] > 0
+    # every claim an answer reported written is stored, once, and the store grew by exactly those
+    assert lost["ok"] and lost["answered_written"] == lost["stored"] == lost["claims_after"] - lost["claims_before"] > 0
