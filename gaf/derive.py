@@ -178,10 +178,17 @@ def evaluate_rules(rules: Sequence[DerivationRule] | Program, facts: FactBase, *
     parser or the resolver."""
     program = rules if isinstance(rules, Program) else compile_rules(rules)
     state = _State(facts=facts, idb=set(program.heads))
+    strata = []
+    for stratum in program.strata:
+        current = {r.rule.head.predicate for r in stratum}
+        bodies = _bodies(stratum, current)
+        strata.append((current, bodies))
+        for body in bodies:
+            state.bodies_of.setdefault(body.head.predicate, []).append(body)
     with _cyclic_gc_paused():
-        for stratum in program.strata:
-            state.current = {r.rule.head.predicate for r in stratum}
-            _fixpoint(state, _bodies(stratum, state.current), mode)
+        for current, bodies in strata:
+            state.current = current
+            _fixpoint(state, bodies, mode)
             state.done |= state.current
     return Conclusions(state.index.grounds, state.open, state.rounds, state.dead_ends)
 
@@ -407,6 +414,11 @@ class _State:
     position: dict[Ground, int] = field(default_factory=dict)
     #: inside an aggregate: each pattern its clauses read, with why absence there is false (None: open)
     watch: list[tuple[Ground, str | None]] | None = None
+    #: every compiled body, by the predicate its head concludes: what ``_may_hold`` asks top-down
+    bodies_of: dict[str, list[_Body]] = field(default_factory=dict)
+    #: what ``_may_hold`` found for a derived atom of a finished stratum, and the atoms being asked now
+    possible: dict[Ground, bool] = field(default_factory=dict)
+    asking: set[Ground] = field(default_factory=set)
 
 
 def _fixpoint(state: _State, bodies: Sequence[_Body], mode: Mode) -> None:
@@ -546,9 +558,12 @@ def _clauses(state: _State, body: _Body, i: int, branch: _Branch, restrict: Rest
                     branch.negatives, branch.unresolved),
             restrict, emit,
         )  # fmt: skip
-    if usable or entries or only is not None:
-        return  # matched, or explicitly false, or this pass only looks at new facts
-    # Nothing is known about this atom: false inside a closed scope, else unknown.
+    if usable or only is not None:
+        return  # matched, or this pass only looks at new facts
+    if entries and (derived or _ground_pattern(a, branch.binding)):
+        return  # explicitly false
+    # Nothing that holds or might is known of this atom — nothing at all, or denials of some of its
+    # groundings, which say nothing of the others: false inside a closed scope, else unknown.
     if _absence(state, a, branch.binding) is not None:
         return
     if any(v not in branch.binding for v in a.vars):
@@ -628,17 +643,66 @@ def _ground_pattern(a: _Pattern, binding: dict[str, Any]) -> bool:
 def _absence(state: _State, a: _Pattern, binding: dict[str, Any]) -> str | None:
     """Why absence means false here: a declaration id, "" when the rules settle it, None when unknown.
 
-    A derived predicate is defined completely by its rules once its stratum is
-    done — unless some body stopped on an open pattern it could not bind, which
-    leaves the predicate open. Inside the stratum being computed, a missing
-    conclusion is simply not derived yet.
+    A derived predicate of a finished stratum is defined by its rules: an atom of it that was
+    not concluded is false unless some body of its rules might still hold there in some
+    completion of the facts (``_may_hold``) — asked of the atom itself, not of the whole
+    predicate, so what is known of one subject never settles another. Inside the stratum
+    being computed, a missing conclusion is simply not derived yet.
     """
-    if a.predicate in state.idb:
-        if a.predicate in state.current or a.predicate not in state.open:
-            return ""
-        return None
     subject, obj = _value(a.subject_kind, a.subject, binding), _value(a.object_kind, a.object, binding)
+    if a.predicate in state.idb:
+        if a.predicate in state.current:
+            return ""
+        return None if _may_hold(state, a.predicate, subject, obj) else ""
     return state.facts.closed(a.predicate, subject, obj)
+
+
+def _may_hold(state: _State, predicate: str, subject: Any, obj: Any) -> bool:
+    """Whether predicate(subject, obj) — None: any — might be concluded: some body of a rule for
+    it, its head bound to the atom, is not false when asked top-down (a body that stops on an
+    open pattern it cannot bind might hold). Bottom-up, such a pattern was asked with nothing
+    bound, so what was known of other subjects could hide that it is open for this one. A rule
+    asking for itself derives nothing that way — as ``PolicyFacts._may_derive`` reads it."""
+    ground = (predicate, subject, obj)
+    known = state.possible.get(ground)
+    if known is not None:
+        return known
+    if ground in state.asking:
+        return False
+    top = not state.asking
+    state.asking.add(ground)
+    found = False
+    try:
+        for body in state.bodies_of.get(predicate, ()):
+            binding = _head_binding(body.head, subject, obj)
+            if binding is None:
+                continue
+            probe = _State(facts=state.facts, idb=state.idb, index=state.index, bodies_of=state.bodies_of, possible=state.possible,
+                           asking=state.asking)  # fmt: skip
+            branches: list[_Branch] = []
+            _clauses(probe, body, 0, _Branch(binding, Truth.TRUE, [], [], []), None, branches.append)
+            if branches or probe.dead_ends:
+                found = True
+                break
+    finally:
+        state.asking.discard(ground)
+    if top:  # an answer found while another atom was being asked may rest on that one's guard
+        state.possible[ground] = found
+    return found
+
+
+def _head_binding(head: _Pattern, subject: Any, obj: Any) -> dict[str, Any] | None:
+    """The bindings making a rule's head name predicate(subject, obj) (None: any), or None if it cannot."""
+    binding: dict[str, Any] = {}
+    for kind, term, value in ((head.subject_kind, head.subject, subject), (head.object_kind, head.object, obj)):
+        if value is None or kind in (_ABSENT, _WILD):
+            continue
+        if kind == _VAR:
+            if binding.setdefault(term, value) != value:
+                return None
+        elif term != value:
+            return None
+    return binding
 
 
 def _dead_end(state: _State, body: _Body, a: _Pattern, binding: dict[str, Any]) -> None:

@@ -22,17 +22,19 @@ RULES = [
 
 
 class Facts:
-    """A plain fact base: the given entries true, everything else absent in an open scope."""
+    """A plain fact base: the given entries true, everything else absent — in a closed scope for
+    the ``closed`` predicates (a declaration named after the predicate), else in an open one."""
 
-    def __init__(self, *grounds: tuple[str, str, str | None]):
+    def __init__(self, *grounds: tuple[str, str, str | None], closed: tuple[str, ...] = ()):
         self.entries = [Entry(g, Truth.TRUE, f"e{i}") for i, g in enumerate(grounds)]
+        self.closed_predicates = closed
 
     def match(self, predicate, subject, obj):
         return [e for e in self.entries if e.ground[0] == predicate and subject in (None, e.ground[1])
                 and obj in (None, e.ground[2])]  # fmt: skip
 
     def closed(self, predicate, subject, obj):
-        return None
+        return f"complete-{predicate}" if predicate in self.closed_predicates else None
 
 
 def test_a_program_resolves_every_rule_reference_to_the_atom_it_stands_for_and_stratifies():
@@ -60,10 +62,15 @@ def test_evaluating_a_program_never_goes_back_to_the_resolver(monkeypatch):
 
     monkeypatch.setattr(gaf.derive, "resolve", refuse)
     conclusions = evaluate_rules(program, Facts(("due", "r1", None), ("due", "r2", None), ("allocated_to", "p1", "r2"),
-                                                ("amount", "p1", 900), ("rent", "r2", 900)))  # fmt: skip
+                                                ("amount", "p1", 900), ("rent", "r2", 900), closed=("allocated_to",)))  # fmt: skip
     truths = {g: d.truth for g, d in conclusions.derived.items() if d.truth != Truth.FALSE}
-    # not over a derived predicate is the negation of what its rule derived: r1 has no payment, so it is overdue
+    # not over a derived predicate is the negation of what its rule derived: the payments are
+    # complete and r1 has none, so it is overdue
     assert truths == {("paid", "r2", None): Truth.TRUE, ("overdue", "r1", None): Truth.TRUE, ("flagged", "r1", None): Truth.TRUE}
+    # with the payments open, r1 might have one nobody has reported yet: overdue is unknown, not true
+    open_scope = evaluate_rules(program, Facts(("due", "r1", None), ("due", "r2", None), ("allocated_to", "p1", "r2"),
+                                               ("amount", "p1", 900), ("rent", "r2", 900)))  # fmt: skip
+    assert open_scope.derived[("overdue", "r1", None)].truth == Truth.UNKNOWN
 
 
 def test_a_rule_set_that_cannot_be_compiled_is_refused_naming_the_rule():

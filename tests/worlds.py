@@ -28,6 +28,11 @@ and derived predicates, a closure per subject and actions on some verdicts; ``tr
 draws a change to one (a source invalidated, a claim retracted, a new claim).
 ``tests/impact_truth.py`` stores them through gaf's own paths.
 
+``hold_world()`` draws several subjects, each due or not and held or not under holds of
+several kinds, with the holds declared complete for some subjects only, and a rule that
+reads ``not`` over whether a subject is held — so what is known of one subject must never
+settle another.
+
 ``payments_world()`` draws the rent case in small, in memory: several payments and
 instalments, ``allocated(P, R)`` between them, and a closure about one instalment — so a
 verdict rests on atoms about other subjects, most of which cannot move it.
@@ -726,3 +731,65 @@ def impact_report(draw) -> Any:
             affected.append(Affected(rid, kind, "positive", status, path[rid]))
             made.append(rid)
     return ImpactReport({"kind": "source_invalidated", "id": source}, affected, edges=sorted(edges))
+
+
+# ---------------------------------------------------------------------- worlds of holds, subject by subject
+
+#: The cases a hold world is about, and the kinds of hold that may be stated on a case.
+HELD_CASES = ("case:1", "case:2", "case:3")
+HOLDS = ("hold:a", "hold:b")
+#: How a case's holds are read: by any hold (``hold(?c, ?h)``), by one kind (``hold(?c, hold:a)``),
+#: through a second derived step (``held`` from ``blocked``), or by ``not`` over the pattern itself.
+HOLD_RULES = {
+    "any": [("blocked", "blocked(?c)", ["hold(?c, ?h)"]), ("flagged", "flagged(?c)", ["case(?c)", "due(?c)", "not blocked@1(?c)"])],
+    "one kind": [("blocked", "blocked(?c)", ["hold(?c, hold:a)"]),
+                 ("flagged", "flagged(?c)", ["case(?c)", "due(?c)", "not blocked@1(?c)"])],
+    "two steps": [("blocked", "blocked(?c)", ["hold(?c, ?h)"]), ("held", "held(?c)", ["blocked@1(?c)"]),
+                  ("flagged", "flagged(?c)", ["case(?c)", "due(?c)", "not held@1(?c)"])],
+    "not the pattern": [("flagged", "flagged(?c)", ["case(?c)", "due(?c)", "not hold(?c, _)"])],
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class HoldWorld:
+    """Cases, each due or not (``due[k]``, one of ``STATUSES``) and with a status for each kind of
+    hold (``holds[k][j]``); the holds declared complete for the cases in ``closed``, and ``due``
+    for every case when ``due_closed``. ``rules`` names an entry of ``HOLD_RULES``."""
+
+    due: tuple[str, ...]
+    holds: tuple[tuple[str, ...], ...]
+    closed: frozenset[str]
+    due_closed: bool
+    rules: str
+
+    def claims(self) -> list[Claim]:
+        spoken = []
+        for k, case in enumerate(HELD_CASES):
+            spoken += [(case, "case", "s0", "affirmed", {})]
+            spoken += _spoken(case, "due", self.due[k], {})
+            for j, kind in enumerate(HOLDS):
+                spoken += _spoken(case, "hold", self.holds[k][j], {"object": kind})
+        return [said(SOURCES[int(source[1])], [statement(p, polarity, argument, subject=subject)], n)
+                for n, (subject, p, source, polarity, argument) in enumerate(spoken)]  # fmt: skip
+
+    def policy(self) -> Projection:
+        predicates = ["case", "due", "hold"]
+        trust = [{"source": SOURCES[0], "predicates": predicates, "authoritative": True},
+                 {"source": SOURCES[1], "predicates": predicates}]  # fmt: skip
+        declared = [{"source": SOURCES[0], "predicate": "hold", "subject": case, "valid": VALID, "as_of": "2026-07-10T00:00:00Z"}
+                    for case in sorted(self.closed)]  # fmt: skip
+        if self.due_closed:
+            declared.append(complete(SOURCES[0], "due"))
+        rules = [{"name": name, "version": 1, "head": head, "when": when} for name, head, when in HOLD_RULES[self.rules]]
+        return Projection(name="holds", version=1, question="which cases are flagged?", trust=trust, completeness=declared,
+                          derivation_rules=rules, conclusions=sorted({name for name, _, _ in HOLD_RULES[self.rules]}))  # fmt: skip
+
+
+@st.composite
+def hold_world(draw) -> HoldWorld:
+    """A random hold world: each case's due and hold statuses, the cases whose holds are complete."""
+    statuses = st.sampled_from(STATUSES)
+    due = tuple(draw(statuses) for _ in HELD_CASES)
+    holds = tuple(tuple(draw(statuses) for _ in HOLDS) for _ in HELD_CASES)
+    closed = frozenset(draw(st.sets(st.sampled_from(HELD_CASES))))
+    return HoldWorld(due, holds, closed, draw(st.booleans()), draw(st.sampled_from(sorted(HOLD_RULES))))

@@ -32,7 +32,11 @@ from gaf.projection.weighing import closed_scopes, declaration_problems, evaluat
 #: 3: propositions of one atom as the rules read it (the same predicate, subject and target,
 #:    over different valid intervals) are weighed together, each keeping its id and its own
 #:    evaluation: an affirmation with no interval and a denial over July are one conflict.
-IMPLEMENTATION = "gaf-projection/3"
+#: 4: a derived atom no rule concluded reads false only when no body of its rules might hold
+#:    for it, asked of that atom (gaf.derive._may_hold): before, what was known of one subject
+#:    could settle another (a hold on r3 made ``not blocked(r1)`` true), and denials of some
+#:    groundings of an open pattern read as if the pattern were false.
+IMPLEMENTATION = "gaf-projection/4"
 
 __all__ = [
     "IMPLEMENTATION",
