@@ -1,6 +1,6 @@
-"""Re-run the shell sessions of docs/cli.md and docs/tutorial.md and write what they print.
+"""Re-run the shell sessions of docs/cli.md, docs/tutorial.md and docs/prov-mapping.md and write what they print.
 
-An output shown in the docs is only worth reading if today's gaf prints it. These two pages
+An output shown in the docs is only worth reading if today's gaf prints it. These pages
 are one shell session each: every ``sh`` block, in order, in one shell, from a fresh
 scratch directory and a fresh embedded store. Each output block that follows an ``sh``
 block directly is what that block printed (stdout and stderr, as a reader sees them); the
@@ -43,6 +43,7 @@ FENCE = re.compile(r"^```(\S*)\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
 SESSIONS = {
     "docs/cli.md": "/tmp/gaf-cli",
     "docs/tutorial.md": "/tmp/gaf-tutorial",
+    "docs/prov-mapping.md": "/tmp/gaf-prov",
 }
 
 
@@ -71,11 +72,6 @@ def walkthrough(doc: str) -> list[Step]:
         else:
             steps.append(Step(block.group(2), following.group(2), following.span(2), following.group(1)))
     return steps
-
-
-def page_walkthrough(doc: str) -> list[tuple[str, str | None]]:
-    """The (commands, output shown or None) pairs of :func:`walkthrough`."""
-    return [(step.commands, step.shown) for step in walkthrough(doc)]
 
 
 def run_in_one_shell(blocks: list[str], cwd: Path, scratch: Path, doc_scratch: str) -> list[str]:

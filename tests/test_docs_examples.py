@@ -36,7 +36,6 @@ def _docs_sessions():
 
 docs_sessions = _docs_sessions()
 FENCE = docs_sessions.FENCE
-page_walkthrough = docs_sessions.page_walkthrough
 run_in_one_shell = docs_sessions.run_in_one_shell
 
 PROJECTION_DOC = ROOT / "docs" / "projection.md"
@@ -64,21 +63,6 @@ def shown_examples(doc: str) -> list[tuple[str, str]]:
     return pairs
 
 
-PROV_DOC = ROOT / "docs" / "prov-mapping.md"
-
-
-def test_the_prov_mapping_walkthrough_prints_what_the_page_says(tmp_path: Path) -> None:
-    """docs/prov-mapping.md, every shell block in order in one session (the rent case to its
-    second closure, then its exports): each output it shows — ids, triple counts, the
-    canonical hashes, the Turtle, the query results, PROV-N lines — is what today's code prints."""
-    steps = page_walkthrough(PROV_DOC.read_text())
-    assert sum(shown is not None for _, shown in steps) >= 6, "the walkthrough's outputs were not found in docs/prov-mapping.md"
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    printed = run_in_one_shell([commands for commands, _ in steps], ROOT, scratch, doc_scratch="/tmp/gaf-prov")
-    for (commands, documented), got in zip(steps, printed):
-        if documented is not None:
-            assert got == documented, f"docs/prov-mapping.md shows another output for:\n{commands}"
 
 
 def test_projection_doc_examples_print_what_the_doc_says(tmp_path: Path) -> None:
@@ -151,14 +135,15 @@ def test_the_rule_language_examples_print_what_the_docs_say(page: Path, sections
 
 
 @pytest.mark.parametrize("page", sorted(docs_sessions.SESSIONS), ids=lambda page: Path(page).stem)
-def test_the_cli_and_tutorial_pages_regenerate_byte_for_byte(page: str) -> None:
-    """docs/cli.md and docs/tutorial.md are one shell session each, every write with its
-    `--at`: run again from a fresh store, every output block they show — ids, tables, JSON,
-    errors, the `store:` lines — is what the session prints, byte for byte."""
+def test_the_pages_made_by_running_them_regenerate_byte_for_byte(page: str) -> None:
+    """docs/cli.md, docs/tutorial.md and docs/prov-mapping.md are one shell session each, every
+    write with its `--at`: run again from a fresh store, every output block they show — ids,
+    tables, JSON, errors, the `store:` lines, PROV's triple counts and canonical hashes, the
+    Turtle, the query results — is what the session prints, byte for byte."""
     if shutil.which("jq") is None:
         pytest.skip(reason="the pages pick ids out of --json with jq, which is not installed")
     path = ROOT / page
     shown = [step for step in docs_sessions.walkthrough(path.read_text()) if step.shown is not None]
-    assert len(shown) >= 10, f"the session's outputs were not found in {page}"
+    assert len(shown) >= 6, f"the session's outputs were not found in {page}"
     _, drifts = docs_sessions.regenerate(path)
     assert not drifts, "\n\n".join(map(str, drifts)) + f"\n\n`python scripts/docs_sessions.py {page}` writes what it prints"
