@@ -5,7 +5,9 @@ machine, so the numbers say what gaf costs over the database itself rather than
 how fast one machine happened to be on one day. See docs/benchmarks.md.
 """
 
+import argparse
 import json
+import os
 import statistics
 from pathlib import Path
 from typing import Any
@@ -30,3 +32,22 @@ def percentiles(values: list[float]) -> dict[str, float]:
         "max": round(ordered[-1], 2),
         "n": len(ordered),
     }
+
+
+def add_store_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a benchmark run on either store: --stores, --empty-neo4j, --json."""
+    parser.add_argument("--stores", default="ladybug", help="comma-separated: ladybug, neo4j (neo4j needs NEO4J_URI)")
+    parser.add_argument("--empty-neo4j", action="store_true", help="empty the Neo4j database NEO4J_URI names first")
+    parser.add_argument("--json", type=Path, default=None, help="write the result here")
+
+
+def chosen_stores(args: argparse.Namespace, console: Console) -> list[str] | None:
+    """The stores --stores names, or None (said on the console) when one is unknown or Neo4j has no NEO4J_URI."""
+    stores = [s.strip() for s in args.stores.split(",") if s.strip()]
+    if unknown := sorted(set(stores) - {"ladybug", "neo4j"}):
+        console.print(f"unknown store {unknown[0]!r}: use ladybug, neo4j")
+        return None
+    if "neo4j" in stores and not os.environ.get("NEO4J_URI"):
+        console.print("--stores neo4j needs NEO4J_URI (and NEO4J_USER / NEO4J_PASSWORD) naming a server")
+        return None
+    return stores

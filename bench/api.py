@@ -42,7 +42,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from bench import percentiles, save_result
+from bench import add_store_options, chosen_stores, percentiles, save_result
 from bench.checks import AT, build
 from bench.checks import _open as open_bench_store
 
@@ -270,17 +270,15 @@ def report(result: dict[str, Any]) -> None:
     console.print(f"load average at start {result['load_average']['start']}, at end {result['load_average']['end']}")
 
 
+# boilerplate: a benchmark's entry point — its options, the run, the report, the saved result.
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench api", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--stores", default="ladybug", help="comma-separated: ladybug, neo4j (NEO4J_URI names the server)")
+    add_store_options(parser)
     parser.add_argument("--clients", type=int, default=4, help="concurrent HTTP clients")
     parser.add_argument("--seconds", type=float, default=60.0, help="how long each run lasts")
-    parser.add_argument("--empty-neo4j", action="store_true", help="empty the Neo4j database first")
-    parser.add_argument("--json", type=Path, help="write the result here")
     args = parser.parse_args(argv)
-    stores = [s.strip() for s in args.stores.split(",") if s.strip()]
-    if "neo4j" in stores and not os.environ.get("NEO4J_URI"):
-        console.print("neo4j asked for, but NEO4J_URI is not set")
+    stores = chosen_stores(args, console)
+    if stores is None:
         return 2
     result = run(stores, args.clients, args.seconds, args.empty_neo4j)
     report(result)

@@ -36,7 +36,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from bench import percentiles, save_result
+from bench import add_store_options, chosen_stores, percentiles, save_result
 
 ROOT = Path(__file__).resolve().parent.parent
 RENT = ROOT / "examples" / "rent"
@@ -176,20 +176,15 @@ def report(result: dict[str, Any]) -> None:
     console.print(f"load average at start {result['load_average']['start']}, at end {result['load_average']['end']}")
 
 
+# boilerplate: a benchmark's entry point — its options, the run, the report, the saved result.
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench checks", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--stores", default="ladybug", help="comma-separated: ladybug, neo4j (neo4j needs NEO4J_URI)")
+    add_store_options(parser)
     parser.add_argument("--claims", type=int, default=100_000, help="payment claims added beside the rent story")
     parser.add_argument("--repeat", type=int, default=30, help="runs of each query, each way")
-    parser.add_argument("--empty-neo4j", action="store_true", help="empty the Neo4j database NEO4J_URI names first")
-    parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    stores = [s for s in args.stores.split(",") if s]
-    if unknown := sorted(set(stores) - {"ladybug", "neo4j"}):
-        console.print(f"unknown store {unknown[0]!r}: use ladybug, neo4j")
-        return 2
-    if "neo4j" in stores and not os.environ.get("NEO4J_URI"):
-        console.print("--stores neo4j needs NEO4J_URI (and NEO4J_USER / NEO4J_PASSWORD) naming a server")
+    stores = chosen_stores(args, console)
+    if stores is None:
         return 2
     result = run(stores, args.claims, args.repeat, args.empty_neo4j)
     result["python"] = sys.version.split()[0]
