@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterator
 import attr
 from openlineage.client.generated import base as ol
 
+from gaf.canonical import SAFE_INT
 from gaf.errors import InvalidRecord, OverLimit
 from gaf.settings import DEFAULT_LINEAGE_SKEW
 from gaf.types import TEXT_CHARS
@@ -80,9 +81,15 @@ def _schema(subject: str, facet: dict[str, Any]) -> list[Triple]:
     return [(subject, "has_field", f"{f.get('name')}: {f.get('type', '')}".strip().rstrip(":")) for f in facet.get("fields") or []]
 
 
+def _exact(n: int) -> int | str:
+    """A count as an exact number, never a float: past JSON's safe integers (2**53 - 1), which
+    gaf's canonical JSON refuses, its digits as text."""
+    return n if abs(n) <= SAFE_INT else str(n)
+
+
 def _statistics(subject: str, facet: dict[str, Any]) -> list[Triple]:
     names = {"rowCount": "row_count", "size": "size_bytes", "fileCount": "file_count"}
-    return [(subject, p, int(facet[k])) for k, p in names.items() if isinstance(facet.get(k), int) and not isinstance(facet.get(k), bool)]
+    return [(subject, p, _exact(facet[k])) for k, p in names.items() if isinstance(facet.get(k), int) and not isinstance(facet.get(k), bool)]
 
 
 def _assertions(subject: str, facet: dict[str, Any]) -> list[Triple]:
@@ -212,7 +219,7 @@ def _triples(event: dict[str, Any], kind: str, where: str) -> list[Triple]:
             out.append((run, "state", event["eventType"]))
         facet_triples(run, event["run"], f"{where}.run")
         subject = run
-    else:
+    elif kind == "job":
         subject = job
         out.append((job, "described", True))
     if kind != "dataset":
@@ -244,6 +251,8 @@ def event_items(event: dict[str, Any], *, at: datetime, where: str = "event", sk
     time (never a clock read here); an eventTime more than ``skew`` seconds after it is
     refused, as is anything the spec refuses — nothing is returned for a bad event."""
     kind = _validate(event, where)
+    if not event.get("producer"):  # openlineage-python defaults it to "", the spec requires it
+        raise InvalidEvent("producer is missing", where=f"{where}.producer", hint="the OpenLineage spec requires it")
     observed = datetime.fromisoformat(event["eventTime"].replace("Z", "+00:00"))
     if observed.tzinfo is None:
         raise InvalidEvent("eventTime has no time zone", where=f"{where}.eventTime", hint="end it with Z or an offset")

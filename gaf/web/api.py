@@ -11,6 +11,7 @@ queries, what-if, impact, export — run under the settings' row and time limits
 from __future__ import annotations
 
 import io
+import json
 import time
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -165,6 +166,22 @@ def submit_claims(call: Call) -> dict[str, Any]:
             "ids_cut": report.written + report.existing > len(report.write.written) + len(report.write.existing)}  # fmt: skip
 
 
+def submit_lineage(call: Call) -> dict[str, Any]:
+    """``gaf ingest --format openlineage``: OpenLineage events, as the OpenLineage HTTP transport
+    posts them (one event, a JSON object, a request) or a JSON list of them, or NDJSON; all or
+    nothing, their fields named ``body:N.field`` when refused."""
+    at = call.time("at")
+    if call.body is None:
+        lines = call.raw
+    elif isinstance(call.body, dict):  # a newline outside a JSON string is whitespace: one line, as sent
+        lines = call.raw.replace(b"\r", b" ").replace(b"\n", b" ")
+    else:
+        lines = b"\n".join(json.dumps(event, ensure_ascii=False).encode("utf-8") for event in call.body)
+    report = ingest(call.store, io.BytesIO(lines), recorded_at=at, fmt="openlineage", name="body",
+                    keep_ids=call.settings.api_rows, lineage_skew=call.settings.lineage_skew)  # fmt: skip
+    return {**report.to_dict(), "written_ids": report.write.written, "existing_ids": report.write.existing}
+
+
 def _versioned(call: Call, field: str, cls: type[AnyVersioned]) -> AnyVersioned:
     """A published policy or rule set named by NAME (its latest), NAME@VERSION, or its id or a prefix of one."""
     text = call.need(field)
@@ -311,6 +328,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              streamed="text/turtle"),
     Endpoint("POST", f"{API}/claims", Role.writer, "Submit claims, sources and agents, all or nothing (gaf ingest).", submit_claims,
              (Param("at", AT),), batch=True, status=201),
+    Endpoint("POST", f"{API}/lineage", Role.writer, "Submit OpenLineage events, all or nothing (gaf ingest --format openlineage); "
+             "the OpenLineage HTTP transport's default path, its api_key sent as Authorization: Bearer.", submit_lineage,
+             (Param("at", AT),), batch=True, one_or_many=True, status=201),
     Endpoint("POST", f"{API}/project", Role.writer, "Project a policy and write the GAF, accepted by the token's agent (gaf project).",
              project, body={"policy": "string, required: NAME, NAME@VERSION or id", "as_of": AS_OF + "; default at",
                             "at": AT, "auto_accept_at": "number: accept at or above this confidence (default 1)",
