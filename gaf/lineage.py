@@ -135,13 +135,13 @@ def _build(cls: type, data: Any, where: str, **children: Any) -> Any:
             children.setdefault(name, {})
     given = {k: v for k, v in data.items() if k in fields} | children
     for name, value in given.items():
+        if name not in children and fields[name].type in (str, "str") and not isinstance(value, str):
+            raise InvalidEvent(f"{name} must be a string", where=f"{where}.{name}", hint="see https://openlineage.io/spec")
         if name not in children and fields[name].validator is not None:
             try:
                 fields[name].validator(None, fields[name], value)
             except (ValueError, TypeError) as exc:
                 raise InvalidEvent(f"{name} is not valid: {exc}", where=f"{where}.{name}", hint="see https://openlineage.io/spec") from None
-        if name not in children and fields[name].type in (str, "str") and not isinstance(value, str):
-            raise InvalidEvent(f"{name} must be a string", where=f"{where}.{name}", hint="see https://openlineage.io/spec")
     try:
         return cls(**given)
     except (ValueError, TypeError) as exc:

@@ -22,7 +22,7 @@ import queries
 from gaf import actions, closure, lifecycle, policies, projection
 from gaf import reopen as reopening
 from gaf import whatif as what_if
-from gaf.errors import GafError, InvalidValue, PayloadTooLarge, UnknownReference
+from gaf.errors import BatchRejected, GafError, InvalidValue, PayloadTooLarge, UnknownReference
 from gaf.ledger import ingest
 from gaf.policies import AnyVersioned
 from gaf.records import ActionPolicy, PolicyCandidate, Projection, VerdictRules
@@ -169,7 +169,8 @@ def submit_claims(call: Call) -> dict[str, Any]:
 def submit_lineage(call: Call) -> dict[str, Any]:
     """``gaf ingest --format openlineage``: OpenLineage events, as the OpenLineage HTTP transport
     posts them (one event, a JSON object, a request) or a JSON list of them, or NDJSON; all or
-    nothing, their fields named ``body:N.field`` when refused."""
+    nothing, their fields named ``body:N.field`` when refused: one bad event is its own error
+    (400), several the batch's (422, each listed)."""
     at = call.time("at")
     if call.body is None:
         lines = call.raw
@@ -177,8 +178,13 @@ def submit_lineage(call: Call) -> dict[str, Any]:
         lines = call.raw.replace(b"\r", b" ").replace(b"\n", b" ")
     else:
         lines = b"\n".join(json.dumps(event, ensure_ascii=False).encode("utf-8") for event in call.body)
-    report = ingest(call.store, io.BytesIO(lines), recorded_at=at, fmt="openlineage", name="body",
-                    keep_ids=call.settings.api_rows, lineage_skew=call.settings.lineage_skew)  # fmt: skip
+    try:
+        report = ingest(call.store, io.BytesIO(lines), recorded_at=at, fmt="openlineage", name="body",
+                        keep_ids=call.settings.api_rows, lineage_skew=call.settings.lineage_skew)  # fmt: skip
+    except BatchRejected as refused:
+        if len(refused.errors) == 1:  # one bad event: its own typed error (400), the field's path in "where"
+            raise refused.errors[0] from None
+        raise
     return {**report.to_dict(), "written_ids": report.write.written, "existing_ids": report.write.existing}
 
 
