@@ -104,7 +104,7 @@ def _column_lineage(subject: str, facet: dict[str, Any]) -> list[Triple]:
     out = []
     for column, spec in sorted((facet.get("fields") or {}).items()):
         for f in spec.get("inputFields") or []:
-            out.append((f"{subject}#{column}", "derived_from", f"dataset:{f.get('namespace')}/{f.get('name')}#{f.get('field')}"))
+            out.append((key_of("", f"{subject}#{column}")[1:], "derived_from", key_of("dataset", f"{f.get('namespace')}/{f.get('name')}#{f.get('field')}")))
     return out
 
 

@@ -198,3 +198,15 @@ def test_the_endpoint_refuses_a_bad_event_400_naming_the_field_and_no_token_401(
     assert served.call("POST", f"{API}/lineage", None, json=_event()).status_code == 401
     assert served.call("POST", f"{API}/lineage", "reader", json=_event()).status_code == 403
     assert count(store) == before
+
+
+def test_the_docs_worked_event_prints_what_the_doc_says():
+    from tests.test_docs_examples import python_examples
+
+    examples = python_examples((Path(__file__).resolve().parents[1] / "docs" / "openlineage.md").read_text())
+    assert len(examples) == 1, "the worked event was not found in docs/openlineage.md"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    for code, documented in examples:
+        run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout == documented
