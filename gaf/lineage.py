@@ -211,26 +211,24 @@ def _triples(event: dict[str, Any], kind: str, where: str) -> list[Triple]:
         facet_triples(subject, d, path)
         return subject
 
-    job = key_of("job", f"{event['job']['namespace']}/{event['job']['name']}") if kind != "dataset" else None
+    if kind == "dataset":
+        out.append((dataset(event["dataset"], f"{where}.dataset"), "described", True))
+        return out
+    job = key_of("job", f"{event['job']['namespace']}/{event['job']['name']}")
+    subject = job
     if kind == "run":
-        run = key_of("run", event["run"]["runId"])
-        out.append((run, "of_job", job))
+        subject = key_of("run", event["run"]["runId"])
+        out.append((subject, "of_job", job))
         if event.get("eventType"):
-            out.append((run, "state", event["eventType"]))
-        facet_triples(run, event["run"], f"{where}.run")
-        subject = run
-    elif kind == "job":
-        subject = job
-        out.append((job, "described", True))
-    if kind != "dataset":
-        facet_triples(job, event["job"], f"{where}.job")
-        for i, d in enumerate(event.get("inputs") or []):
-            out.append((subject, "read", dataset(d, f"{where}.inputs[{i}]")))
-        for i, d in enumerate(event.get("outputs") or []):
-            out.append((subject, "wrote", dataset(d, f"{where}.outputs[{i}]")))
+            out.append((subject, "state", event["eventType"]))
+        facet_triples(subject, event["run"], f"{where}.run")
     else:
-        subject = dataset(event["dataset"], f"{where}.dataset")
-        out.append((subject, "described", True))
+        out.append((job, "described", True))
+    facet_triples(job, event["job"], f"{where}.job")
+    for i, d in enumerate(event.get("inputs") or []):
+        out.append((subject, "read", dataset(d, f"{where}.inputs[{i}]")))
+    for i, d in enumerate(event.get("outputs") or []):
+        out.append((subject, "wrote", dataset(d, f"{where}.outputs[{i}]")))
     return out
 
 
