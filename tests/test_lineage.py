@@ -210,3 +210,23 @@ def test_the_docs_worked_event_prints_what_the_doc_says():
         run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stderr
         assert run.stdout == documented
+
+
+def test_random_events_through_the_endpoint_are_what_the_ingest_writes(served_lineage):
+    served, tmp_path = served_lineage
+
+    @EVENTS
+    @given(events=st.lists(openlineage_event(), min_size=1, max_size=3))
+    def check(events: list[dict[str, Any]]) -> None:
+        answer = served.call("POST", f"{API}/lineage", "writer", json=events, params={"at": "2026-12-01T00:00:00Z"})
+        assert answer.status_code == 201, answer.text
+        via_http = set(answer.json()["written_ids"] + answer.json()["existing_ids"])
+        report = ingest(served.store, ndjson(events, tmp_path / "e.ndjson"), recorded_at=NOW, fmt="openlineage")
+        assert report.written == 0 and set(report.write.existing) == via_http
+
+    check()
+
+
+@pytest.fixture
+def served_lineage(store, tmp_path):
+    return serve_store(store, tmp_path), tmp_path
