@@ -779,7 +779,7 @@ def ingest(
                 _check_regular(path)
             elif fmt is None:
                 raise UnknownFormat("the format of a stream cannot be told from its name", where=name,
-                                    hint="name it: --format jsonl, csv or yaml (fmt= in Python)")  # fmt: skip
+                                    hint="name it: --format jsonl, csv, yaml or openlineage (fmt= in Python)")  # fmt: skip
             else:
                 where, chosen = name or "<stream>", fmt
                 path = spool.enter_context(_spooled(source, fmt, where))  # type: ignore[arg-type]
