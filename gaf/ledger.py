@@ -25,7 +25,7 @@ from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, TextIO, TypeVar
 
@@ -57,12 +57,13 @@ from gaf.records import (
     parse_record,
     record_type,
 )
+from gaf.settings import DEFAULT_LINEAGE_SKEW
 from gaf.settings import DEFAULT_MAX_INPUT_BYTES as DEFAULT_MAX_INPUT_BYTES
 from gaf.store.base import GafStore, ItemError, Mode, WriteReport
 from gaf.arith import EXACT_DIGITS
 from gaf.types import TEXT_CHARS, TIME_FORM, Progress, WrittenNumber, format_instant, no_progress
 
-Format = Literal["jsonl", "csv", "yaml"]
+Format = Literal["jsonl", "csv", "yaml", "openlineage"]
 
 #: An ingest's two stages, as its progress is told them, and how many items are checked
 #: between two reports of the first.
@@ -85,20 +86,23 @@ class Item:
 # ---------------------------------------------------------------------- reading files
 
 
-def items_of(path: str | Path, fmt: str | None = None, *, name: str | None = None) -> Iterator[Item]:
+def items_of(path: str | Path, fmt: str | None = None, *, name: str | None = None, at: datetime | None = None,
+             skew: float = DEFAULT_LINEAGE_SKEW) -> Iterator[Item]:
     """The items of a claims file, each with its place (``name``, the path unless given, and
     its line), read as they come: the file is never held whole, so reading it takes the
-    memory of one item, however long it is.
+    memory of one item, however long it is. ``at`` is the ingest's time, which an
+    OpenLineage event's eventTime may not lie far after (``gaf.lineage``).
 
     A JSONL line, a CSV row and a YAML list's item are each one item; a file that is
     missing, unreadable or not UTF-8 is refused with its name."""
     path = Path(path)
     name = name or str(path)
-    reader = _READERS.get(fmt or format_of(path))
+    chosen = fmt or format_of(path)
+    reader = _READERS.get(chosen)
     if reader is None:
-        raise UnknownFormat(f"unknown format {fmt!r}", hint="use jsonl, csv or yaml")
+        raise UnknownFormat(f"unknown format {fmt!r}", hint="use jsonl, csv, yaml or openlineage")
     try:
-        yield from reader(path, name)
+        yield from (_openlineage_items(path, name, at, skew) if chosen == "openlineage" else reader(path, name))
     except FileNotFoundError:
         raise InvalidRecord(f"no such file: {path}") from None
     except UnicodeDecodeError as exc:
@@ -334,7 +338,28 @@ def _yaml_item(loader: YamlLoader, node: yaml.Node, name: str) -> Item:
 
 
 #: The reader of each format: a file's items, each named by ``name`` and its line.
-_READERS: dict[str, Callable[[Path, str], Iterator[Item]]] = {"jsonl": _jsonl_items, "csv": _csv_items, "yaml": _yaml_items}
+def _openlineage_items(path: Path, name: str, at: datetime | None, skew: float) -> Iterator[Item]:
+    """NDJSON of OpenLineage events, one a line, read as JSONL (its limits and errors) and each
+    event turned into its agent, source and claim by ``gaf.lineage.event_items``; a bad
+    event is one error item naming the field's path. Without ``at`` (reading, not ingesting)
+    no eventTime is too late."""
+    from gaf.lineage import event_items
+
+    now = at or datetime.max.replace(tzinfo=timezone.utc) - timedelta(days=1)
+    for item in _jsonl_items(path, name):
+        if "__error__" in item.data:
+            yield item
+            continue
+        try:
+            items = event_items(item.data, at=now, where=item.where, skew=skew)
+        except GafError as exc:
+            yield Item({"__error__": exc}, item.where)
+            continue
+        for data in items:
+            yield Item(data, item.where)
+
+
+_READERS: dict[str, Callable[[Path, str], Iterator[Item]]] = {"jsonl": _jsonl_items, "csv": _csv_items, "yaml": _yaml_items, "openlineage": _jsonl_items}
 
 #: Why a document nested deeper than Python's parsers go is refused.
 TOO_DEEP = "nested too deeply to be a record"
@@ -718,6 +743,7 @@ def ingest(
     batch_size: int | None = None,
     progress: Progress = no_progress,
     keep_ids: int | None = None,
+    lineage_skew: float = DEFAULT_LINEAGE_SKEW,
 ) -> IngestReport:
     """Read, validate and append claims (and their sources and agents).
 
@@ -740,6 +766,9 @@ def ingest(
     after each batch.
     The report lists every written and existing id, or the first ``keep_ids`` of each (its
     counts are always whole): a million ids are a hundred megabytes.
+
+    ``fmt="openlineage"`` reads NDJSON of OpenLineage events (``gaf.lineage``); an event's
+    eventTime more than ``lineage_skew`` seconds after ``recorded_at`` is refused.
     """
     with ExitStack() as spool:
         where: str | None = None
@@ -750,14 +779,14 @@ def ingest(
                 _check_regular(path)
             elif fmt is None:
                 raise UnknownFormat("the format of a stream cannot be told from its name", where=name,
-                                    hint="name it: --format jsonl, csv or yaml (fmt= in Python)")  # fmt: skip
+                                    hint="name it: --format jsonl, csv, yaml or openlineage (fmt= in Python)")  # fmt: skip
             else:
                 where, chosen = name or "<stream>", fmt
                 path = spool.enter_context(_spooled(source, fmt, where))  # type: ignore[arg-type]
             stamp = _file_stamp(path)
 
             def reread() -> Iterator[Item]:
-                return items_of(path, chosen, name=where)
+                return items_of(path, chosen, name=where, at=recorded_at, skew=lineage_skew)
         else:
             given = [Item(r.to_json() if isinstance(r, Record) else r, f"item {i}") for i, r in enumerate(source)]
 

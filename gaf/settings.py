@@ -59,6 +59,8 @@ DEFAULT_RETRY_SECONDS = 30.0
 DEFAULT_MAX_RECORD_BYTES = 1 << 20
 #: Default largest input file, in bytes (GAF_MAX_INPUT_BYTES; gaf.records.limits in Python).
 DEFAULT_MAX_INPUT_BYTES = 256 << 20
+#: How far (seconds) an OpenLineage eventTime may lie after the ingest's time (GAF_LINEAGE_SKEW).
+DEFAULT_LINEAGE_SKEW = 300.0
 #: Where ``gaf serve`` listens unless told: this machine only.
 DEFAULT_SERVE_HOST = "127.0.0.1"
 DEFAULT_SERVE_PORT = 8000
@@ -91,6 +93,7 @@ class Settings:
     verify_key: str = ""
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
+    lineage_skew: float = DEFAULT_LINEAGE_SKEW
     #: None: LadybugDB's own default
     cache_mb: int | None = None
     #: None: the terminal's width, or no wrapping when the output is piped (the CLI's consoles)
@@ -118,6 +121,7 @@ class Settings:
             verify_key=env.get("GAF_VERIFY_KEY", ""),
             max_record_bytes=_whole(env, "GAF_MAX_RECORD_BYTES", DEFAULT_MAX_RECORD_BYTES),
             max_input_bytes=_whole(env, "GAF_MAX_INPUT_BYTES", DEFAULT_MAX_INPUT_BYTES),
+            lineage_skew=_seconds(env, "GAF_LINEAGE_SKEW", DEFAULT_LINEAGE_SKEW),
             cache_mb=_optional_whole(env, "GAF_CACHE_MB"),
             columns=int(env["COLUMNS"]) if env.get("COLUMNS", "").isdigit() else None,  # a shell's, not gaf's: no refusal
             tokens=env.get("GAF_TOKENS") or None,
@@ -189,6 +193,7 @@ SPANS: dict[str, Span] = {
     "GAF_SERVE_PORT": Span(1, 65535, whole=True, example="GAF_SERVE_PORT=8000"),
     "GAF_API_ROWS": Span(1, whole=True, example="GAF_API_ROWS=10000"),
     "GAF_API_SECONDS": Span(0, MAX_SECONDS, unit="seconds", example="GAF_API_SECONDS=30"),
+    "GAF_LINEAGE_SKEW": Span(0, MAX_SECONDS, unit="seconds", example="GAF_LINEAGE_SKEW=300"),
 }
 
 

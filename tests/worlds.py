@@ -793,3 +793,50 @@ def hold_world(draw) -> HoldWorld:
     holds = tuple(tuple(draw(statuses) for _ in HOLDS) for _ in HELD_CASES)
     closed = frozenset(draw(st.sets(st.sampled_from(HELD_CASES))))
     return HoldWorld(due, holds, closed, draw(st.booleans()), draw(st.sampled_from(sorted(HOLD_RULES))))
+
+
+# ---------------------------------------------------------------------- OpenLineage events
+
+#: Names OpenLineage events draw from: a few, so events meet on jobs and datasets.
+OL_NAMES = ("orders", "revenue", "main.customers", " padded ", "shop/eu")
+
+
+def _ol_dataset(draw: st.DrawFn, side: str) -> dict[str, Any]:
+    facets: dict[str, Any] = {}
+    if draw(st.booleans()):
+        facets["schema"] = {"fields": [{"name": n, "type": t} for n, t in
+                                       draw(st.lists(st.tuples(st.sampled_from(("id", "amount", "day")), st.sampled_from(("INTEGER", "TEXT"))), max_size=3, unique_by=lambda f: f[0]))]}  # fmt: skip
+    if draw(st.booleans()):
+        facets["dataQualityAssertions"] = {"assertions": [{"assertion": a, "success": ok, **({"column": c} if c else {})} for a, ok, c in
+                                                          draw(st.lists(st.tuples(st.sampled_from(("not_null", "unique")), st.booleans(), st.sampled_from((None, "id", "amount"))), max_size=3, unique_by=lambda a: (a[0], a[2])))]}  # fmt: skip
+    if draw(st.booleans()):
+        facets["columnLineage"] = {"fields": {"total": {"inputFields": [{"namespace": "db", "name": "orders", "field": "amount"}]}}}
+    if draw(st.booleans()):  # a facet gaf has no line for: kept whole
+        facets["custom_" + draw(st.sampled_from(("owner", "tags")))] = {"_producer": "p", "_schemaURL": "s", "x": draw(st.integers(-5, 10**20))}
+    dataset: dict[str, Any] = {"namespace": draw(st.sampled_from(("db", "s3://bucket"))), "name": draw(st.sampled_from(OL_NAMES)), "facets": facets}
+    if side == "outputs" and draw(st.booleans()):
+        dataset["outputFacets"] = {"outputStatistics": {"rowCount": draw(st.integers(0, 10**15)), "size": draw(st.integers(0, 10**18))}}
+    return dataset
+
+
+@st.composite
+def openlineage_event(draw: st.DrawFn, before: datetime = datetime(2026, 11, 30, tzinfo=timezone.utc)) -> dict[str, Any]:
+    """One valid OpenLineage event (mostly RunEvents, some JobEvents and DatasetEvents) with the
+    facets gaf maps (schema, outputStatistics, dataQualityAssertions, columnLineage) and ones it
+    keeps whole, its eventTime up to a year before ``before``."""
+    kind = draw(st.sampled_from(("run", "run", "job", "dataset")))
+    at = before - timedelta(seconds=draw(st.integers(0, 365 * 86400)))
+    event: dict[str, Any] = {"eventTime": at.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), "producer": draw(st.sampled_from(("https://github.com/OpenLineage/OpenLineage/tree/1.40.0/integration/dbt", "https://example.com/spark"))),
+                             "schemaURL": f"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/{kind.title()}Event"}  # fmt: skip
+    if kind == "dataset":
+        event["dataset"] = _ol_dataset(draw, "outputs")
+        return event
+    event["job"] = {"namespace": draw(st.sampled_from(("dbt", "airflow"))), "name": draw(st.sampled_from(OL_NAMES))}
+    event["inputs"] = [_ol_dataset(draw, "inputs") for _ in range(draw(st.integers(0, 2)))]
+    event["outputs"] = [_ol_dataset(draw, "outputs") for _ in range(draw(st.integers(0, 2)))]
+    if kind == "run":
+        event["eventType"] = draw(st.sampled_from(("START", "RUNNING", "COMPLETE", "FAIL", "ABORT", "OTHER")))
+        event["run"] = {"runId": str(draw(st.uuids())), "facets": {}}
+        if draw(st.booleans()):
+            event["run"]["facets"]["nominalTime"] = {"_producer": "p", "_schemaURL": "s", "nominalStartTime": event["eventTime"]}
+    return event

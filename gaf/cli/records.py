@@ -86,8 +86,8 @@ SHOWN = 50
 
 @command(app)
 def ingest(
-    path: Annotated[str, typer.Argument(help="A .jsonl, .csv or .yaml file of claims, sources and agents; - reads stdin.")],
-    fmt: Annotated[Optional[str], choice_option("--format", ("jsonl", "csv", "yaml"), help="jsonl, csv or yaml: needed for -, else from the suffix.")] = None,
+    path: Annotated[str, typer.Argument(help="A .jsonl, .csv or .yaml file of claims, sources and agents, or NDJSON of OpenLineage events; - reads stdin.")],
+    fmt: Annotated[Optional[str], choice_option("--format", ("jsonl", "csv", "yaml", "openlineage"), help="jsonl, csv, yaml or openlineage (NDJSON of OpenLineage events, never guessed): needed for -, else from the suffix.")] = None,
     store: StoreOpt = None,
     best_effort: Annotated[bool, typer.Option("--best-effort", help="Write the good items and report the bad ones.")] = False,
     batch_size: Annotated[Optional[int], number_option("--batch-size", Span(1, whole=True, example="--batch-size 2000"), help="Records per write transaction; default 2000, or 8 a MiB of GAF_CACHE_MB when it caps the embedded store's page cache.")] = None,
@@ -107,6 +107,7 @@ def ingest(
       gaf ingest examples/rent/claims.yaml
       gaf ingest claims.jsonl --best-effort --json
       export-claims | gaf ingest - --format jsonl
+      gaf ingest events.ndjson --format openlineage
       gaf ingest export.csv --store neo4j://localhost:7687
     """
     stdin = path == "-"
@@ -122,6 +123,7 @@ def ingest(
             batch_size=batch_size,
             progress=tick,
             keep_ids=SHOWN,
+            lineage_skew=settings().lineage_skew,
         )
         written = s.get_many(report.write.written)
         named = s.get_many(sorted(named_by(written.values())))

@@ -11,6 +11,7 @@ queries, what-if, impact, export — run under the settings' row and time limits
 from __future__ import annotations
 
 import io
+import json
 import time
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -21,7 +22,7 @@ import queries
 from gaf import actions, closure, lifecycle, policies, projection
 from gaf import reopen as reopening
 from gaf import whatif as what_if
-from gaf.errors import GafError, InvalidValue, PayloadTooLarge, UnknownReference
+from gaf.errors import BatchRejected, GafError, InvalidValue, PayloadTooLarge, UnknownReference
 from gaf.ledger import ingest
 from gaf.policies import AnyVersioned
 from gaf.records import ActionPolicy, PolicyCandidate, Projection, VerdictRules
@@ -163,6 +164,28 @@ def submit_claims(call: Call) -> dict[str, Any]:
         report = ingest(call.store, call.body, recorded_at=at, keep_ids=keep)
     return {**report.to_dict(), "written_ids": report.write.written, "existing_ids": report.write.existing,
             "ids_cut": report.written + report.existing > len(report.write.written) + len(report.write.existing)}  # fmt: skip
+
+
+def submit_lineage(call: Call) -> dict[str, Any]:
+    """``gaf ingest --format openlineage``: OpenLineage events, as the OpenLineage HTTP transport
+    posts them (one event, a JSON object, a request) or a JSON list of them, or NDJSON; all or
+    nothing, their fields named ``body:N.field`` when refused: one bad event is its own error
+    (400), several the batch's (422, each listed)."""
+    at = call.time("at")
+    if call.body is None:
+        lines = call.raw
+    elif isinstance(call.body, dict):  # a newline outside a JSON string is whitespace: one line, as sent
+        lines = call.raw.replace(b"\r", b" ").replace(b"\n", b" ")
+    else:
+        lines = b"\n".join(json.dumps(event, ensure_ascii=False).encode("utf-8") for event in call.body)
+    try:
+        report = ingest(call.store, io.BytesIO(lines), recorded_at=at, fmt="openlineage", name="body",
+                        keep_ids=call.settings.api_rows, lineage_skew=call.settings.lineage_skew)  # fmt: skip
+    except BatchRejected as refused:
+        if len(refused.errors) == 1:  # one bad event: its own typed error (400), the field's path in "where"
+            raise refused.errors[0] from None
+        raise
+    return {**report.to_dict(), "written_ids": report.write.written, "existing_ids": report.write.existing}
 
 
 def _versioned(call: Call, field: str, cls: type[AnyVersioned]) -> AnyVersioned:
@@ -311,6 +334,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              streamed="text/turtle"),
     Endpoint("POST", f"{API}/claims", Role.writer, "Submit claims, sources and agents, all or nothing (gaf ingest).", submit_claims,
              (Param("at", AT),), batch=True, status=201),
+    Endpoint("POST", f"{API}/lineage", Role.writer, "Submit OpenLineage events, all or nothing (gaf ingest --format openlineage); "
+             "the OpenLineage HTTP transport's default path, its api_key sent as Authorization: Bearer.", submit_lineage,
+             (Param("at", AT),), batch=True, one_or_many=True, status=201),
     Endpoint("POST", f"{API}/project", Role.writer, "Project a policy and write the GAF, accepted by the token's agent (gaf project).",
              project, body={"policy": "string, required: NAME, NAME@VERSION or id", "as_of": AS_OF + "; default at",
                             "at": AT, "auto_accept_at": "number: accept at or above this confidence (default 1)",

@@ -202,6 +202,8 @@ class Endpoint:
     body: dict[str, str] | None = None
     #: the body is a batch of records (a JSON list, or NDJSON), read under the input limit
     batch: bool = False
+    #: a batch that may also be one JSON object (an OpenLineage client posts one event a request)
+    one_or_many: bool = False
     #: the answer's media type when it is streamed rather than JSON
     streamed: str | None = None
     #: a status other than 200 for success (201 for what was written)
@@ -257,7 +259,7 @@ class App:
             where = f"body line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "body"
             raise InvalidValue(f"the body is not JSON: {getattr(exc, 'msg', exc)}", where=where,
                                hint="send one JSON value" + (": a list of records" if endpoint.batch else ": an object"))  # fmt: skip
-        wanted = list if endpoint.batch else dict
+        wanted = (list, dict) if endpoint.one_or_many else list if endpoint.batch else dict
         if not isinstance(parsed, wanted):
             raise InvalidValue(f"the body must be a JSON {'list of records' if endpoint.batch else 'object'}", where="body")
         return raw, parsed, kind

@@ -1,0 +1,269 @@
+"""OpenLineage events as claims: a pipeline's report of a run is a claim from its producer.
+
+Data engineers already describe their pipelines in OpenLineage (Airflow, Spark, dbt,
+Dagster); this module turns each event into the items ``gaf.ledger.ingest`` takes — one
+claim, the source it comes from (the job) and the agent that observed it (the producer) —
+so ``gaf ingest --format openlineage`` and ``POST /api/v1/lineage`` write through the one
+checked, all-or-nothing ingest.
+
+Validation is the ``openlineage-python`` package's own: its generated attrs classes
+(``RunEvent``, ``JobEvent``, ``DatasetEvent``, ``Run``, ``Job``, ``Dataset``) are built from
+the event, so their required fields and validators (eventTime ISO 8601, producer and
+schemaURL URIs, runId a UUID, eventType one of the spec's) decide; the package ships no
+JSON schema to check facets against, so facets are taken as the JSON objects they are.
+
+Subjects (stable, documented in docs/openlineage.md): ``run:<runId>``,
+``job:<namespace>/<name>``, ``dataset:<namespace>/<name>``; a name that is not a valid
+key (blank ends, over 512 characters) is escaped deterministically by ``key_of``.
+
+The mapping is one table, ``FACETS``: a facet's name and the function of its JSON that
+lists its statements. A facet not in the table is kept whole, as its canonical JSON, in
+one ``facet:<name>`` statement, so nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timedelta
+from typing import Any, Callable, Iterator
+
+import attr
+from openlineage.client.generated import base as ol
+
+from gaf.canonical import SAFE_INT
+from gaf.errors import InvalidRecord, OverLimit
+from gaf.settings import DEFAULT_LINEAGE_SKEW
+from gaf.types import TEXT_CHARS
+
+__all__ = ["FACETS", "InvalidEvent", "UnknownEventType", "event_items", "key_of"]
+
+
+class InvalidEvent(InvalidRecord):
+    """An OpenLineage event the spec (as openlineage-python checks it) refuses."""
+
+
+class UnknownEventType(InvalidEvent):
+    """An event that is neither a RunEvent, a JobEvent nor a DatasetEvent, or a RunEvent whose
+    eventType the spec does not name."""
+
+
+#: Longest key gaf takes (gaf.types.Key); a longer name keeps its head and a digest of the whole.
+KEY_CHARS = 512
+
+#: The run states the spec names (openlineage-python's EventType).
+EVENT_TYPES = tuple(t.value for t in ol.EventType)
+
+
+def key_of(prefix: str, name: str) -> str:
+    """``prefix:name`` as a gaf key: whitespace at either end is percent-escaped and a key over
+    512 characters keeps its first 440 and the sha256 of the whole, so the same name always
+    gives the same key and two names never meet."""
+    text = f"{prefix}:{name}"
+    if text != text.strip():
+        head, body = len(text) - len(text.lstrip()), text.strip()
+        tail = len(text) - head - len(body)
+        text = "".join(f"%{ord(c):02X}" for c in text[:head]) + body + "".join(f"%{ord(c):02X}" for c in text[len(text) - tail:])
+    if len(text) > KEY_CHARS:
+        text = f"{text[:440]}…sha256:{hashlib.sha256(text.encode()).hexdigest()}"
+    return text
+
+
+def canonical(value: Any) -> str:
+    """The JSON text of a value with sorted keys and no spaces: one event, one text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+Triple = tuple[str, str, Any]
+
+
+def _schema(subject: str, facet: dict[str, Any]) -> list[Triple]:
+    return [(subject, "has_field", f"{f.get('name')}: {f.get('type', '')}".strip().rstrip(":")) for f in facet.get("fields") or []]
+
+
+def _exact(n: int) -> int | str:
+    """A count as an exact number, never a float: past JSON's safe integers (2**53 - 1), which
+    gaf's canonical JSON refuses, its digits as text."""
+    return n if abs(n) <= SAFE_INT else str(n)
+
+
+def _statistics(subject: str, facet: dict[str, Any]) -> list[Triple]:
+    names = {"rowCount": "row_count", "size": "size_bytes", "fileCount": "file_count"}
+    return [(subject, p, _exact(facet[k])) for k, p in names.items() if isinstance(facet.get(k), int) and not isinstance(facet.get(k), bool)]
+
+
+def _assertions(subject: str, facet: dict[str, Any]) -> list[Triple]:
+    out = []
+    for a in facet.get("assertions") or []:
+        column = f"/{a['column']}" if a.get("column") else ""
+        out.append((f"assertion:{subject.removeprefix('dataset:')}{column}/{a.get('assertion')}", "success", bool(a.get("success"))))
+    return out
+
+
+def _column_lineage(subject: str, facet: dict[str, Any]) -> list[Triple]:
+    out = []
+    for column, spec in sorted((facet.get("fields") or {}).items()):
+        for f in spec.get("inputFields") or []:
+            out.append((key_of("", f"{subject}#{column}")[1:], "derived_from", key_of("dataset", f"{f.get('namespace')}/{f.get('name')}#{f.get('field')}")))
+    return out
+
+
+#: Facet name → the statements it makes about its dataset (subject ``dataset:ns/name``).
+#: A new facet is one line here; a facet not named is kept whole (``facet:<name>``).
+FACETS: dict[str, Callable[[str, dict[str, Any]], list[Triple]]] = {
+    "schema": _schema,
+    "outputStatistics": _statistics,
+    "dataQualityAssertions": _assertions,
+    "columnLineage": _column_lineage,
+}
+
+
+def _build(cls: type, data: Any, where: str, **children: Any) -> Any:
+    """One of openlineage-python's classes built from the event's fields (its ``children``
+    built before it), so the package's required fields and validators judge them; facets are
+    passed as empty (gaf reads them as JSON) and must each be a JSON object."""
+    if not isinstance(data, dict):
+        raise InvalidEvent("must be a JSON object", where=where, hint="see https://openlineage.io/spec")
+    fields = {f.name: f for f in attr.fields(cls) if f.init}
+    for name, f in fields.items():
+        if f.default is attr.NOTHING and name not in data:
+            raise InvalidEvent(f"{name} is missing", where=f"{where}.{name}", hint="the OpenLineage spec requires it")
+    for name in ("facets", "inputFacets", "outputFacets"):
+        if name in fields and data.get(name) is not None:
+            if not isinstance(data[name], dict) or not all(isinstance(v, dict) for v in data[name].values()):
+                raise InvalidEvent("must be a JSON object of facets, each an object", where=f"{where}.{name}")
+            children.setdefault(name, {})
+    given = {k: v for k, v in data.items() if k in fields} | children
+    for name, value in given.items():
+        if name not in children and fields[name].type in (str, "str") and not isinstance(value, str):
+            raise InvalidEvent(f"{name} must be a string", where=f"{where}.{name}", hint="see https://openlineage.io/spec")
+        if name not in children and fields[name].validator is not None:
+            try:
+                fields[name].validator(None, fields[name], value)
+            except (ValueError, TypeError) as exc:
+                raise InvalidEvent(f"{name} is not valid: {exc}", where=f"{where}.{name}", hint="see https://openlineage.io/spec") from None
+    try:
+        return cls(**given)
+    except (ValueError, TypeError) as exc:
+        raise InvalidEvent(f"not valid: {exc}", where=where, hint="see https://openlineage.io/spec") from None
+
+
+def _datasets(event: dict[str, Any], side: str, cls: type, where: str) -> list[Any]:
+    items = event.get(side) or []
+    if not isinstance(items, list):
+        raise InvalidEvent("must be a list", where=f"{where}.{side}")
+    return [_build(cls, d, f"{where}.{side}[{i}]") for i, d in enumerate(items)]
+
+
+def _validate(event: dict[str, Any], where: str) -> str:
+    """The event's kind (run, job or dataset), once openlineage-python's classes accept it."""
+    if "run" in event:
+        kind = "run"
+    elif "job" in event:
+        kind = "job"
+    elif "dataset" in event:
+        kind = "dataset"
+    else:
+        raise UnknownEventType("not a RunEvent, JobEvent or DatasetEvent (no run, job or dataset)", where=where,
+                               hint="an OpenLineage event names its run, job or dataset")  # fmt: skip
+    if kind == "run" and event.get("eventType") is not None and event["eventType"] not in EVENT_TYPES:
+        raise UnknownEventType(f"unknown eventType {event['eventType']!r}", where=f"{where}.eventType",
+                               hint=f"one of {', '.join(EVENT_TYPES)}")  # fmt: skip
+    if kind == "dataset":
+        _build(ol.DatasetEvent, event, where, dataset=_build(ol.Dataset, event["dataset"], f"{where}.dataset"))
+        return kind
+    inputs = _datasets(event, "inputs", ol.InputDataset, where)
+    outputs = _datasets(event, "outputs", ol.OutputDataset, where)
+    job = _build(ol.Job, event["job"], f"{where}.job")
+    if kind == "job":
+        _build(ol.JobEvent, event, where, job=job, inputs=inputs, outputs=outputs)
+    else:
+        state = ol.EventType(event["eventType"]) if event.get("eventType") is not None else None
+        _build(ol.RunEvent, event, where, run=_build(ol.Run, event["run"], f"{where}.run"), job=job,
+               inputs=inputs, outputs=outputs, eventType=state)  # fmt: skip
+    return kind
+
+
+def _facets(owner: dict[str, Any], path: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """Every facet of an object (facets, inputFacets, outputFacets), sorted by name, with its path."""
+    for group in ("facets", "inputFacets", "outputFacets"):
+        for name, facet in sorted((owner.get(group) or {}).items()):
+            yield name, f"{path}.{group}.{name}", facet
+
+
+def _triples(event: dict[str, Any], kind: str, where: str) -> list[Triple]:
+    out: list[Triple] = []
+
+    def facet_triples(subject: str, owner: dict[str, Any], path: str) -> None:
+        for name, fpath, facet in _facets(owner, path):
+            text = canonical(facet)
+            if len(text) > TEXT_CHARS:
+                raise OverLimit(f"facet {name} is {len(text):,} characters of JSON, over the limit of {TEXT_CHARS:,}",
+                                where=fpath, hint="send a smaller facet")  # fmt: skip
+            mapping = FACETS.get(name)
+            if mapping is not None and isinstance(facet, dict):
+                out.extend(mapping(subject, facet))
+            else:
+                out.append((subject, f"facet:{name}", text))
+
+    def dataset(d: dict[str, Any], path: str) -> str:
+        subject = key_of("dataset", f"{d['namespace']}/{d['name']}")
+        facet_triples(subject, d, path)
+        return subject
+
+    if kind == "dataset":
+        out.append((dataset(event["dataset"], f"{where}.dataset"), "described", True))
+        return out
+    job = key_of("job", f"{event['job']['namespace']}/{event['job']['name']}")
+    subject = job
+    if kind == "run":
+        subject = key_of("run", event["run"]["runId"])
+        out.append((subject, "of_job", job))
+        if event.get("eventType"):
+            out.append((subject, "state", event["eventType"]))
+        facet_triples(subject, event["run"], f"{where}.run")
+    else:
+        out.append((job, "described", True))
+    facet_triples(job, event["job"], f"{where}.job")
+    for i, d in enumerate(event.get("inputs") or []):
+        out.append((subject, "read", dataset(d, f"{where}.inputs[{i}]")))
+    for i, d in enumerate(event.get("outputs") or []):
+        out.append((subject, "wrote", dataset(d, f"{where}.outputs[{i}]")))
+    return out
+
+
+def triples(event: dict[str, Any], where: str = "event") -> list[Triple]:
+    """The (subject, predicate, value) statements an event makes, in the table's order."""
+    return _triples(event, _validate(event, where), where)
+
+
+def _statement(subject: str, predicate: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, str) and predicate in ("of_job", "read", "wrote", "derived_from"):
+        return {"subject": subject, "predicate": predicate, "object": value}
+    return {"subject": subject, "predicate": predicate, "value": value}
+
+
+def event_items(event: dict[str, Any], *, at: datetime, where: str = "event", skew: float = DEFAULT_LINEAGE_SKEW) -> list[dict[str, Any]]:
+    """The gaf items one OpenLineage event becomes: its producer (an agent), its job or
+    dataset (the source) and one claim observed at its eventTime. ``at`` is the ingest's
+    time (never a clock read here); an eventTime more than ``skew`` seconds after it is
+    refused, as is anything the spec refuses — nothing is returned for a bad event."""
+    kind = _validate(event, where)
+    if not event.get("producer"):  # openlineage-python defaults it to "", the spec requires it
+        raise InvalidEvent("producer is missing", where=f"{where}.producer", hint="the OpenLineage spec requires it")
+    observed = datetime.fromisoformat(event["eventTime"].replace("Z", "+00:00"))
+    if observed.tzinfo is None:
+        raise InvalidEvent("eventTime has no time zone", where=f"{where}.eventTime", hint="end it with Z or an offset")
+    if observed > at + timedelta(seconds=skew):
+        raise InvalidEvent(f"eventTime {event['eventTime']} is more than {skew:g} s after the ingest's time {at.isoformat()}",
+                           where=f"{where}.eventTime", hint="fix the producer's clock, or raise GAF_LINEAGE_SKEW")  # fmt: skip
+    statements = [_statement(*t) for t in _triples(event, kind, where)]
+    producer = key_of("producer", event["producer"])
+    source = key_of("job", f"{event['job']['namespace']}/{event['job']['name']}") if kind != "dataset" else \
+        key_of("dataset", f"{event['dataset']['namespace']}/{event['dataset']['name']}")
+    return [
+        {"kind": "agent", "key": producer, "name": event["producer"][:TEXT_CHARS], "agent_type": "software"},
+        {"kind": "source", "key": source, "name": source},
+        {"kind": "claim", "source": source, "observer": producer, "observed_at": observed.isoformat().replace("+00:00", "Z"),
+         "transformation": "api_export", "scope": "openlineage", "statements": statements},
+    ]
