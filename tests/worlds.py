@@ -33,6 +33,10 @@ several kinds, with the holds declared complete for some subjects only, and a ru
 reads ``not`` over whether a subject is held — so what is known of one subject must never
 settle another.
 
+``openlineage_event()`` draws OpenLineage run, job and dataset events with the facets gaf
+maps (schema, output statistics, data-quality assertions, column lineage) and unknown ones,
+over a few shared job and dataset names.
+
 ``payments_world()`` draws the rent case in small, in memory: several payments and
 instalments, ``allocated(P, R)`` between them, and a closure about one instalment — so a
 verdict rests on atoms about other subjects, most of which cannot move it.
