@@ -64,6 +64,15 @@ class InvalidRecord(GafError):
     exit_code = ExitCode.BAD_INPUT
 
 
+class InvalidEvent(InvalidRecord):
+    """An OpenLineage event the spec (as openlineage-python checks it) refuses (gaf.lineage)."""
+
+
+class UnknownEventType(InvalidEvent):
+    """An event that is neither a RunEvent, a JobEvent nor a DatasetEvent, or a RunEvent whose
+    eventType the spec does not name."""
+
+
 class InvalidValue(InvalidRecord, ValueError):
     """A value that does not read (a time, a rule clause).
 

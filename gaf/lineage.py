@@ -32,20 +32,11 @@ import attr
 from openlineage.client.generated import base as ol
 
 from gaf.canonical import SAFE_INT
-from gaf.errors import InvalidRecord, OverLimit
+from gaf.errors import InvalidEvent, OverLimit, UnknownEventType
 from gaf.settings import DEFAULT_LINEAGE_SKEW
 from gaf.types import TEXT_CHARS
 
 __all__ = ["FACETS", "InvalidEvent", "UnknownEventType", "event_items", "key_of"]
-
-
-class InvalidEvent(InvalidRecord):
-    """An OpenLineage event the spec (as openlineage-python checks it) refuses."""
-
-
-class UnknownEventType(InvalidEvent):
-    """An event that is neither a RunEvent, a JobEvent nor a DatasetEvent, or a RunEvent whose
-    eventType the spec does not name."""
 
 
 #: Longest key gaf takes (gaf.types.Key); a longer name keeps its head and a digest of the whole.

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from gaf.errors import BatchRejected, ExitCode
 from gaf.ledger import ingest
-from gaf.lineage import InvalidEvent, UnknownEventType
+from gaf.errors import InvalidEvent, UnknownEventType
 from gaf.web import API
 from tests.conftest import NOW
 from tests.test_web_api import count, serve_store
