@@ -42,7 +42,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from bench import add_store_options, chosen_stores, percentiles, save_result
+from bench import add_store_options, chosen_stores, open_neo4j, percentiles, save_result
 from bench.checks import AT, build
 from bench.checks import _open as open_bench_store
 
@@ -218,7 +218,7 @@ def one_store(kind: str, tmp: Path, clients: int, seconds: float, empty_neo4j: b
         server.terminate()
         server.wait(timeout=60)
 
-    reopened = open_bench_store(kind, tmp, False) if kind == "ladybug" else _reopen_neo4j()
+    reopened = open_bench_store(kind, tmp, False) if kind == "ladybug" else open_neo4j()
     try:
         written = http.pop("written_ids")
         stored = reopened.exists(set(written))
@@ -232,12 +232,6 @@ def one_store(kind: str, tmp: Path, clients: int, seconds: float, empty_neo4j: b
                     "ok": not lost and len(set(written)) == len(written) == after - before and len(claims) == len(written)}  # fmt: skip
     return {"library": library, "http": http, "overhead": round(library["per_s"] / http["per_s"], 2) if http["per_s"] else None,
             "nothing_lost": nothing_lost, "settings": {"cache_mb": Settings.from_env().cache_mb}}  # fmt: skip
-
-
-def _reopen_neo4j() -> Any:
-    from gaf.store.neo4j import Neo4jStore
-
-    return Neo4jStore(os.environ["NEO4J_URI"], auth=(os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD", "")))
 
 
 def run(stores: list[str], clients: int, seconds: float, empty_neo4j: bool = False) -> dict[str, Any]:

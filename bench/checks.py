@@ -36,7 +36,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from bench import add_store_options, chosen_stores, percentiles, save_result
+from bench import add_store_options, chosen_stores, open_neo4j, percentiles, save_result
 
 ROOT = Path(__file__).resolve().parent.parent
 RENT = ROOT / "examples" / "rent"
@@ -127,21 +127,10 @@ def measure(store: Any, params: dict[str, Any], repeat: int) -> dict[str, Any]:
 
 def _open(kind: str, tmp: Path, empty_neo4j: bool) -> Any:
     from gaf.store.ladybug import LadybugStore
-    from gaf.store.neo4j import Neo4jStore
 
     if kind == "ladybug":
         return LadybugStore(tmp / "store.lbug")
-    uri = os.environ["NEO4J_URI"]
-    store = Neo4jStore(uri, auth=(os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD", "")))
-    held = store.read("MATCH (n) RETURN count(n) AS n")[0]["n"]
-    if held and not empty_neo4j:
-        store.close()
-        raise SystemExit(f"the Neo4j database at {store.location} holds {held:,} nodes: point NEO4J_URI at an empty one, "
-                         "or pass --empty-neo4j to empty it first")  # fmt: skip
-    with store._driver.session(database=store.database) as session:  # one statement in its own transactions
-        session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
-    store.init()
-    return store
+    return open_neo4j(empty_neo4j)
 
 
 def run(stores: list[str], claims: int, repeat: int, empty_neo4j: bool = False) -> dict[str, Any]:
