@@ -218,7 +218,7 @@ def one_store(kind: str, tmp: Path, clients: int, seconds: float, empty_neo4j: b
         server.terminate()
         server.wait(timeout=60)
 
-    reopened = open_bench_store(kind, tmp, False) if kind == "ladybug" else open_neo4j()
+    reopened = open_bench_store(kind, tmp, False) if kind == "ladybug" else open_neo4j(again=True)
     try:
         written = http.pop("written_ids")
         stored = reopened.exists(set(written))

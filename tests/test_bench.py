@@ -180,3 +180,15 @@ def test_the_api_benchmark_serves_the_store_loads_it_and_finds_every_written_cla
     assert found["http"]["submit"]["requests"] > 0 and found["http"]["verdict"]["requests"] > 0
     # every claim an answer reported written is stored, once, and the store grew by exactly those
     assert lost["ok"] and lost["answered_written"] == lost["stored"] == lost["claims_after"] - lost["claims_before"] > 0
+
+
+def test_the_checks_benchmark_opens_neo4j_with_the_credentials_the_store_takes_and_empties_it_when_told(neo4j_store, neo4j_server, tmp_path, monkeypatch):
+    from bench import checks
+
+    monkeypatch.setenv("NEO4J_URI", neo4j_server.uri)
+    out = tmp_path / "checks.json"
+    assert checks.main(["--stores", "neo4j", "--claims", "10", "--repeat", "1", "--empty-neo4j", "--json", str(out)]) == 0
+    found = json.loads(out.read_text())["stores"]["neo4j"]
+    assert found["verify"]["ok"] and found["verify_deep"]["closures_replayed"] == 2
+    with pytest.raises(SystemExit, match="holds .* nodes"):  # a database that holds nodes is not emptied unless told
+        checks.main(["--stores", "neo4j", "--claims", "10", "--repeat", "1"])
