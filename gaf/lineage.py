@@ -25,18 +25,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import attr
 from openlineage.client.generated import base as ol
 
 from gaf.canonical import SAFE_INT
-from gaf.errors import InvalidEvent, OverLimit, UnknownEventType
+from gaf.errors import InvalidEvent, OverLimit, UnknownEventType, UnknownReference
+from gaf.records import Claim
 from gaf.settings import DEFAULT_LINEAGE_SKEW
-from gaf.types import TEXT_CHARS
+from gaf.types import TEXT_CHARS, format_instant
 
-__all__ = ["FACETS", "InvalidEvent", "UnknownEventType", "event_items", "key_of"]
+if TYPE_CHECKING:
+    from gaf.store import GafStore
+
+__all__ = ["FACETS", "InvalidEvent", "RestingOnRun", "UnknownEventType", "event_items", "key_of", "resting_on_run", "superseded_reports"]
 
 
 #: Longest key gaf takes (gaf.types.Key); a longer name keeps its head and a digest of the whole.
@@ -258,3 +264,166 @@ def event_items(event: dict[str, Any], *, at: datetime, where: str = "event", sk
         {"kind": "claim", "source": source, "observer": producer, "observed_at": observed.isoformat().replace("+00:00", "Z"),
          "transformation": "api_export", "scope": "openlineage", "statements": statements},
     ]
+
+
+# ---------------------------------------------------------------------- runs that fail or are corrected
+# A run's reports are the claims with a statement ``of_job(run:<runId>, job)``. A run writes a
+# dataset when a COMPLETE report of it lists the dataset as an output; a run reads the version
+# of a dataset that the last run to write it before the reader began wrote. What rests on a
+# run found wrong is its own reports, and the reports of every run that read what it wrote,
+# and so on downstream: ``resting_on_run`` walks that, dataset by dataset.
+
+#: The states after which a run that had completed is known wrong.
+FAILED = ("FAIL", "ABORT")
+
+
+@dataclass
+class Run:
+    """What the store holds of one run: its reports and what they say."""
+
+    run: str
+    job: str | None = None
+    claims: list[Claim] = field(default_factory=list)
+    read: set[str] = field(default_factory=set)
+    #: dataset → when the run wrote it (its first COMPLETE report listing it)
+    wrote: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def began(self) -> str:
+        """When its first report was observed."""
+        return min(format_instant(c.observed_at) for c in self.claims)
+
+    def states(self) -> list[tuple[str, str, str]]:
+        """(observed at, state, claim id) of each report that names a state, in time order."""
+        return sorted((format_instant(c.observed_at), str(st.value), c.id) for c in self.claims for st in c.statements
+                      if st.subject == self.run and st.predicate == "state" and st.value is not None)  # fmt: skip
+
+
+def runs_of(claims: Iterable[Claim]) -> dict[str, Run]:
+    """The runs these claims report on, by run subject, each with all of these claims of it."""
+    runs: dict[str, Run] = {}
+    for c in sorted(claims, key=lambda c: c.id):
+        for st in c.statements:
+            if st.predicate == "of_job" and st.subject.startswith("run:"):
+                run = runs.setdefault(st.subject, Run(st.subject))
+                run.job = run.job or st.object
+                if all(k.id != c.id for k in run.claims):
+                    run.claims.append(c)
+    for run in runs.values():
+        for c in run.claims:
+            said = {(st.predicate, st.value) for st in c.statements if st.subject == run.run}
+            complete = ("state", "COMPLETE") in said
+            for st in c.statements:
+                if st.subject != run.run or st.object is None:
+                    continue
+                if st.predicate == "read":
+                    run.read.add(st.object)
+                elif st.predicate == "wrote" and complete:
+                    at = format_instant(c.observed_at)
+                    run.wrote[st.object] = min(run.wrote.get(st.object, at), at)
+    return runs
+
+
+@dataclass
+class RestingOnRun:
+    """What rests on a run found wrong: why it is wrong, with the claims that show it, what it
+    wrote, and every claim voided with the path of runs and datasets that leads to it."""
+
+    run: str
+    job: str | None
+    #: ``failed_after_complete``, ``rerun`` or ``declared`` (nothing in the store shows it wrong)
+    why: str
+    evidence: list[str]
+    wrote: list[str]
+    #: claim id → the path from the run to the run that made it: [run, dataset, run, …]
+    claims: dict[str, list[str]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run": self.run, "job": self.job, "why": self.why, "evidence": self.evidence, "wrote": self.wrote,
+                "claims": [{"claim": k, "path": self.claims[k]} for k in sorted(self.claims)]}  # fmt: skip
+
+
+def run_subject(text: str) -> str:
+    """``run:<runId>`` for a run id given with or without its prefix."""
+    text = text.strip()
+    return text if text.startswith("run:") else key_of("run", text)
+
+
+def _reports(store: GafStore, runs: Iterable[str]) -> dict[str, Run]:
+    return runs_of(store.cone_claims(sorted(set(runs)), [], ["of_job"]))
+
+
+def resting_on_run(store: GafStore, run: str) -> RestingOnRun:
+    """Every claim that rests on a run, found wrong: the run's own reports, and downstream the
+    reports of each run that read a dataset in the version a voided run wrote (it began at or
+    after that write and before the dataset's next write by another run), with the path."""
+    subject = run_subject(run)
+    found = _reports(store, [subject]).get(subject)
+    if found is None:
+        raise UnknownReference(f"no claim in {store.location} reports the run {subject}",
+                               hint="a run is named by its OpenLineage runId (run:<runId>), as `gaf show` lists its claims")  # fmt: skip
+    why, evidence = _why(store, found)
+    paths: dict[str, list[str]] = {subject: [subject]}
+    frontier = [found]
+    while frontier:
+        nxt: list[Run] = []
+        for bad in frontier:
+            for dataset, written in sorted(bad.wrote.items()):
+                for reader in _readers_of_version(store, dataset, written, bad.run):
+                    if reader.run not in paths:
+                        paths[reader.run] = paths[bad.run] + [dataset, reader.run]
+                        nxt.append(reader)
+        frontier = sorted(nxt, key=lambda r: r.run)
+    claims = {c.id: paths[r] for r, got in _reports(store, paths).items() if r in paths for c in got.claims}
+    return RestingOnRun(subject, found.job, why, evidence, sorted(found.wrote), dict(sorted(claims.items())))
+
+
+def _readers_of_version(store: GafStore, dataset: str, written: str, writer: str) -> list[Run]:
+    """The runs that read the version of ``dataset`` that ``writer`` wrote at ``written``."""
+    writers = _reports(store, _runs_naming(store, "wrote", dataset))
+    later = [w.wrote[dataset] for w in writers.values() if w.run != writer and dataset in w.wrote and w.wrote[dataset] > written]
+    until = min(later, default=None)
+    readers = _reports(store, _runs_naming(store, "read", dataset))
+    return [r for k, r in sorted(readers.items())
+            if k != writer and dataset in r.read and written <= r.began and (until is None or r.began < until)]  # fmt: skip
+
+
+def _runs_naming(store: GafStore, predicate: str, target: str) -> set[str]:
+    """The runs some claim says ``predicate(run, target)`` of: a dataset read or written, a job."""
+    return {st.subject for c in store.claims_naming(predicate, [target]) for st in c.statements
+            if st.predicate == predicate and st.object == target and st.subject.startswith("run:")}  # fmt: skip
+
+
+def _why(store: GafStore, run: Run) -> tuple[str, list[str]]:
+    """Why the store shows the run wrong, and the claims that show it: a FAIL or ABORT after a
+    COMPLETE of it; else a later COMPLETE run of its job that wrote one of the datasets it wrote."""
+    states = run.states()
+    completed = [at for at, state, _ in states if state == "COMPLETE"]
+    if completed:
+        failed = sorted(cid for at, state, cid in states if state in FAILED and at >= min(completed))
+        if failed:
+            return "failed_after_complete", failed
+    if run.job is not None and run.wrote:
+        reruns = [r for k, r in _reports(store, _runs_naming(store, "of_job", run.job)).items()
+                  if k != run.run and any(d in r.wrote and r.wrote[d] > w for d, w in run.wrote.items())]  # fmt: skip
+        if reruns:
+            return "rerun", sorted(c.id for r in reruns for c in r.claims
+                                   if any(st.predicate == "state" and st.value == "COMPLETE" for st in c.statements))  # fmt: skip
+    return "declared", []
+
+
+def superseded_reports(store: GafStore, claims: Iterable[Claim], until: str) -> set[str]:
+    """Of these claims, the reports of runs that a later run of the same job rewrote: one whose
+    COMPLETE report, recorded by ``until``, wrote a dataset the run wrote, after it did. What a
+    policy with ``reruns: supersede`` leaves out of its cone (``gaf.projection.cone``)."""
+    runs = {k: r for k, r in runs_of(claims).items() if r.job is not None and r.wrote}
+    if not runs:
+        return set()
+    jobs = sorted({r.job for r in runs.values() if r.job is not None})
+    every = runs_of(c for c in store.claims_naming("of_job", jobs) if format_instant(c.recorded_at) <= until)
+    out: set[str] = set()
+    for run in runs.values():
+        if any(u.run != run.run and u.job == run.job and any(d in u.wrote and u.wrote[d] > w for d, w in run.wrote.items())
+               for u in every.values()):  # fmt: skip
+            out.update(c.id for c in run.claims)
+    return out

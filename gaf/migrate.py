@@ -19,7 +19,7 @@ from gaf.errors import StoreError, UnknownReference
 from gaf.projection.cone import cones_for
 from gaf.records import Closure, Cone, Record, SchemaVersion
 from gaf.store import GafStore
-from gaf.store.schema import CONES_RECORDED, LOG_KEPT, MEMBERS_HELD, SCHEMA_VERSION, UNITS_RECORDED
+from gaf.store.schema import CONES_RECORDED, LOG_KEPT, MEMBERS_HELD, RUNS_VOIDABLE, SCHEMA_VERSION, UNITS_RECORDED
 
 
 @dataclass
@@ -87,6 +87,8 @@ def _what_changed(before: int, cones: int) -> str:
         done.append("member lists of GAFs, decisions and closures read from their relationships (nothing to rewrite)")
     if before < LOG_KEPT:
         done.append("the write log begun: the records stored before are its first links, marked migrated")
+    if before < RUNS_VOIDABLE:
+        done.append("run invalidations declared (nothing to backfill)")
     return "; ".join(done)
 
 

@@ -17,17 +17,20 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gaf.closure import close
-from gaf.errors import UnknownReference
+from gaf.errors import StoreError, UnknownReference
+from gaf.lineage import resting_on_run
 from gaf.policies import get as published
 from gaf.projection import ReviewPolicy, project, recorded_review
 from gaf.records import (
     GAF,
+    Agent,
     Appeal,
     Claim,
     Closure,
     Projection,
     RatifiedPolicy,
     Reopen,
+    RunInvalidation,
     Source,
     SourceInvalidation,
     Trigger,
@@ -35,6 +38,7 @@ from gaf.records import (
     VerdictRules,
 )
 from gaf.store.base import GafStore
+from gaf.store.schema import RUNS_VOIDABLE
 from gaf.types import Progress, counted, no_progress
 
 if TYPE_CHECKING:  # cryptography is optional (gaf[signing])
@@ -183,6 +187,8 @@ class Impact(Protocol):
 
     def new_claim(self, store: GafStore, claim: Claim) -> ImpactReport: ...
 
+    def run_invalidated(self, store: GafStore, run: str, *, progress: Progress = ...) -> ImpactReport: ...
+
     def policy_changed(
         self, store: GafStore, policy_id: str, *, effective: datetime | None = ..., retroactive: bool = ...,
         progress: Progress = ...,
@@ -228,6 +234,30 @@ def after_invalidation(
     report = impact.source_invalidated(store, source_id, progress=progress)
     store.put([event], at=at)
     return _reopen_reached(store, report, trigger=Trigger.source_invalidated, cause=event.id, reviewer=reviewer, at=at,
+                           as_of=as_of, reason=reason, signing_key=signing_key, progress=progress)  # fmt: skip
+
+
+def after_run_invalidation(
+    store: GafStore, run: str, *, impact: Impact, by: str, reason: str, reviewer: str, at: datetime, as_of: datetime,
+    signing_key: Ed25519PrivateKey | None = None, progress: Progress = no_progress,
+) -> Reopened:  # fmt: skip
+    """Record that a pipeline run was wrong, and reopen every standing closure that rested on it.
+
+    What rests on the run (its reports and those of the runs downstream of what it wrote,
+    ``gaf.lineage.resting_on_run``) is found before the invalidation is written, so the walk
+    sees the graph the closures were decided on; the invalidation voids those claims for every
+    projection as of its recording on. ``progress`` is told the impact analysis's stages, then
+    the reopen's. A store older than schema version 6 is refused: ``gaf migrate`` first."""
+    if store.schema_version() < RUNS_VOIDABLE:
+        raise StoreError(f"the store at {store.location} is at schema version {store.schema_version()}, which cannot hold "
+                         f"run invalidations (version {RUNS_VOIDABLE} on)", hint="run `gaf migrate` first")  # fmt: skip
+    store.get(by, Agent)
+    found = resting_on_run(store, run)
+    report = impact.run_invalidated(store, found.run, progress=progress)
+    event = RunInvalidation(run=found.run, why=found.why, wrote=found.wrote, claims=sorted(found.claims),
+                            evidence=found.evidence, by=by, reason=reason, recorded_at=as_of)  # fmt: skip
+    store.put([event], at=at)
+    return _reopen_reached(store, report, trigger=Trigger.run_invalidated, cause=event.id, reviewer=reviewer, at=at,
                            as_of=as_of, reason=reason, signing_key=signing_key, progress=progress)  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""Impact analysis: what rests on a source, a claim, a closed scope or a policy version."""
+"""Impact analysis: what rests on a source, a claim, a pipeline run, a closed scope or a policy version."""
 
 from impact.analysis import (
     Affected,
@@ -7,6 +7,7 @@ from impact.analysis import (
     claim_retracted,
     new_claim,
     policy_changed,
+    run_invalidated,
     scopes_hit,
     source_invalidated,
     walk,
@@ -28,6 +29,7 @@ __all__ = [
     "policy_changed",
     "reach",
     "reached",
+    "run_invalidated",
     "scopes_hit",
     "source_invalidated",
     "walk",

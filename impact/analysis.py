@@ -27,6 +27,7 @@ from typing import Any, Literal
 from gaf.actions import status_order
 from gaf.canonical import kind_of, kind_prefix
 from gaf.errors import InvalidRecord, UnknownReference
+from gaf.lineage import resting_on_run
 from gaf.records import GAF, ActionStatus, Claim, Closure, Record
 from gaf.store import GafStore, Snapshot
 from gaf.types import Interval, Progress, format_instant, no_progress
@@ -356,6 +357,17 @@ def claim_retracted(store: GafStore, claim_id: str, **kw: Any) -> ImpactReport:
     _require_kind(claim_id, "claim")
     report = walk(store, {claim_id: "positive"}, trigger={"kind": "claim_retracted", "id": claim_id}, required=claim_id, **kw)
     return _confirmed(store, report, Change.removing([store.get(claim_id, Claim)]), **kw)
+
+
+def run_invalidated(store: GafStore, run: str, **kw: Any) -> ImpactReport:
+    """Everything that rests on a pipeline run found wrong (``gaf.lineage.resting_on_run``): its
+    reports, those of the runs downstream of what it wrote, and all built on them, each reached
+    closure confirmed by recomputing it without those claims. The trigger says why the run is
+    wrong and, for each claim, the path of runs and datasets from the run to it."""
+    found = resting_on_run(store, run)
+    trigger = {"kind": "run_invalidated", "id": found.run} | found.to_dict()
+    report = walk(store, dict.fromkeys(found.claims, "positive"), trigger=trigger, **kw)
+    return _confirmed(store, report, Change.removing(store.get_many(found.claims, Claim).values()), **kw)
 
 
 def new_claim(store: GafStore, claim: Claim, **kw: Any) -> ImpactReport:

@@ -127,8 +127,8 @@ def picture(report: ImpactReport, labels: Mapping[str, str] | None = None, *, pe
 
 def trigger_ids(report: ImpactReport) -> set[str]:
     """The records a report starts from: the trigger, the scopes and propositions a new claim
-    falls into, and the first record of every path."""
-    ids = {report.trigger["id"]} if report.trigger.get("kind") != "new_claim" else set()
+    falls into, and the first record of every path (a run's claims: a run is not a record)."""
+    ids = {report.trigger["id"]} if report.trigger.get("kind") not in ("new_claim", "run_invalidated") else set()
     ids |= set(report.trigger.get("scopes", [])) | set(report.trigger.get("propositions", []))
     return {i for i in ids if ":" in i} | {a.path[0] for a in report.affected if a.path}
 

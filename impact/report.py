@@ -47,6 +47,29 @@ def closure_rows(report: ImpactReport) -> list[list[str]]:
     return rows
 
 
+def run_paths(report: ImpactReport) -> list[list[str]]:
+    """For the impact of a pipeline run: one row per closure reached and voided claim it rests on
+    (through the report's edges), with the path of runs and datasets from the run to the run
+    that made the claim; by closure, then path."""
+    if report.trigger.get("kind") != "run_invalidated":
+        return []
+    paths = {c["claim"]: c["path"] for c in report.trigger.get("claims", [])}
+    beneath: dict[str, set[str]] = {}
+    for dependent, _, dependency in report.edges:
+        beneath.setdefault(dependent, set()).add(dependency)
+    rows = []
+    for closure in sorted(a.id for a in report.affected if a.kind == "closure"):
+        seen, todo = {closure}, [closure]
+        while todo:
+            for d in beneath.get(todo.pop(), ()):
+                if d not in seen:
+                    seen.add(d)
+                    todo.append(d)
+        found = sorted((paths[k], k) for k in seen & paths.keys())
+        rows += [[closure, k, " → ".join(p)] for p, k in found]
+    return rows
+
+
 def to_markdown(report: ImpactReport) -> str:
     """The report as Markdown: headline, totals, actions to compensate, every record with its path."""
     lines = [f"# {headline(report)}", ""]

@@ -165,6 +165,17 @@ class Mapper:
         yield source, PROV.invalidatedAtTime, _time(i.recorded_at)
         yield s, RDFS.comment, Literal(f"invalid from {format_instant(i.invalid_from)}: {i.reason}")
 
+    def _run_invalidation(self, s: URIRef, i: r.RunInvalidation) -> Iterator[Triple]:
+        """A pipeline run declared wrong: an activity that invalidated every claim it voids."""
+        yield from self._activity(s, GAF.RunInvalidation, i.recorded_at, i.recorded_at)
+        yield s, PROV.wasAssociatedWith, self.iri(i.by)
+        for claim in i.claims:
+            yield self.iri(claim), PROV.wasInvalidatedBy, s
+            yield self.iri(claim), PROV.invalidatedAtTime, _time(i.recorded_at)
+        for claim in i.evidence:
+            yield from self._used(s, self.iri(claim), GAF.evidence)
+        yield s, RDFS.comment, Literal(f"{i.run} ({i.why}; wrote {', '.join(i.wrote) or 'nothing'}): {i.reason}")
+
     # ------------------------------------------------------------------ claims and propositions
 
     def _claim(self, s: URIRef, c: r.Claim) -> Iterator[Triple]:
@@ -348,7 +359,7 @@ class Mapper:
         if ro.cause:
             cause = self.iri(ro.cause)
             yield s, GAF.triggeredBy, cause
-            if kind_prefix(ro.cause) == "invalidation":
+            if kind_prefix(ro.cause) in ("invalidation", "run_invalidation"):
                 yield s, PROV.wasInformedBy, cause
             else:
                 yield from self._used(s, cause, GAF.trigger)

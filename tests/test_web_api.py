@@ -126,6 +126,9 @@ def requests_for(s: Served) -> dict[str, tuple[str, str, dict[str, Any]]]:
         "submit_lineage": ("POST", f"{API}/lineage", {"json": {"eventTime": "2026-07-01T00:00:00Z", "producer": "https://x.example/p",
                                                               "eventType": "COMPLETE", "run": {"runId": "01941d6e-0000-7000-8000-000000000001"},
                                                               "job": {"namespace": "n", "name": "j"}}}),  # fmt: skip
+        "impact_run": ("GET", f"{API}/impact/run/01941d6e-0000-7000-8000-000000000001", {}),  # the run submit_lineage reported
+        "reopen_run": ("POST", f"{API}/reopen/run", {"json": {"run": "01941d6e-0000-7000-8000-000000000001", "reason": "its job was misconfigured",
+                                                               "at": "2026-07-22"}}),  # fmt: skip
         "project": ("POST", f"{API}/project", {"json": {"policy": "rent-delinquency@1", "as_of": "2026-07-21", "at": "2026-07-22"}}),
         "close": ("POST", f"{API}/close", {"json": {"gaf": None, "rules": "rent-paid", "subject": RENT_JULY, "as_of": "2026-07-21",
                                                      "supersedes": [s.c2], "at": "2026-07-22"}}),  # fmt: skip

@@ -844,3 +844,75 @@ def openlineage_event(draw: st.DrawFn, before: datetime = datetime(2026, 11, 30,
         if draw(st.booleans()):
             event["run"]["facets"]["nominalTime"] = {"_producer": "p", "_schemaURL": "s", "nominalStartTime": event["eventTime"]}
     return event
+
+
+# ---------------------------------------------------------------------- pipelines: runs over time
+
+#: A small pipeline: each job writes one dataset and reads those before it (``PIPE_READS``).
+PIPE_JOBS = ("seed", "stage", "total", "report")
+PIPE_WRITES = {"seed": "raw", "stage": "staged", "total": "summed", "report": "published"}
+PIPE_READS = {"seed": (), "stage": ("raw",), "total": ("staged",), "report": ("summed", "staged")}
+#: How a run ends: completes; fails; completes, then is reported failed (or aborted) after.
+ENDINGS = ("complete", "complete", "fail", "complete_then_fail")
+PIPE_START = datetime(2026, 10, 1, tzinfo=timezone.utc)
+PIPE_PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.40.0/integration/dbt"
+
+
+@dataclass(frozen=True)
+class PipeRun:
+    """One run of a pipeline job: when it began and wrote (its COMPLETE), how it ended, what its
+    output's data-quality assertion said."""
+
+    index: int
+    job: str
+    began: datetime
+    completed: datetime | None
+    failed: datetime | None
+    success: bool
+
+    @property
+    def run_id(self) -> str:
+        return f"00000000-0000-4000-8000-{self.index:012d}"
+
+    @property
+    def subject(self) -> str:
+        return f"run:{self.run_id}"
+
+
+@dataclass(frozen=True)
+class PipelineWorld:
+    runs: list[PipeRun]
+    #: the run found wrong
+    bad: int
+
+    def events(self) -> list[dict[str, Any]]:
+        """The OpenLineage RunEvents the runs emit (START; COMPLETE with its output's assertion;
+        FAIL or ABORT), as a dbt-ol wrapper would, in time order."""
+        out = []
+        for r in self.runs:
+            inputs = [{"namespace": "warehouse", "name": d} for d in PIPE_READS[r.job]]
+            base = {"producer": PIPE_PRODUCER, "job": {"namespace": "dbt", "name": r.job}, "run": {"runId": r.run_id}, "inputs": inputs}
+            out.append(base | {"eventType": "START", "eventTime": format_instant(r.began)})
+            if r.completed is not None:
+                output = {"namespace": "warehouse", "name": PIPE_WRITES[r.job],
+                          "facets": {"dataQualityAssertions": {"assertions": [{"assertion": "positive", "column": "total", "success": r.success}]}}}  # fmt: skip
+                out.append(base | {"eventType": "COMPLETE", "eventTime": format_instant(r.completed), "outputs": [output]})
+            if r.failed is not None:
+                out.append(base | {"eventType": "FAIL" if r.index % 2 else "ABORT", "eventTime": format_instant(r.failed)})
+        return sorted(out, key=lambda e: (e["eventTime"], e["run"]["runId"], e["eventType"]))
+
+
+@st.composite
+def pipeline_world(draw: st.DrawFn) -> PipelineWorld:
+    """Two to nine runs of the pipeline's jobs, begun ten minutes apart and lasting one to
+    twenty-five (so runs overlap and a reader may begin before or after a writer completes),
+    each ending as ``ENDINGS`` says; no two events at the same time. One run is the bad one."""
+    runs = []
+    for i in range(draw(st.integers(2, 9))):
+        began = PIPE_START + timedelta(minutes=10 * i)
+        ending = draw(st.sampled_from(ENDINGS))
+        done = began + timedelta(minutes=draw(st.integers(1, 25)), seconds=i + 1)
+        completed = done if ending != "fail" else None
+        failed = done + timedelta(minutes=draw(st.integers(1, 30))) if ending == "complete_then_fail" else done if ending == "fail" else None
+        runs.append(PipeRun(i, draw(st.sampled_from(PIPE_JOBS)), began, completed, failed, draw(st.booleans())))
+    return PipelineWorld(runs, draw(st.integers(0, len(runs) - 1)))

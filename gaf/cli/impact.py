@@ -19,7 +19,7 @@ from gaf.records import Projection, VerdictRules
 from gaf.store import GafStore
 from gaf.types import MAX_SECONDS, Span
 from impact import Limits
-from impact.report import closure_rows, headline, to_html, to_markdown
+from impact.report import closure_rows, headline, run_paths, to_html, to_markdown
 
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
 # --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
@@ -66,6 +66,12 @@ def _impact(
             columns = ("closure", "subject", "outcome", "verdict", "facts -lost ~weakened +gained")
             print_rows([dict(zip(columns, [shown[row[0]], *row[1:]])) for row in closure_rows(report)], columns,
                        title="closures, recomputed")  # fmt: skip
+        if rows := run_paths(report):
+            t = report.trigger
+            out.print(f"the run is wrong: {t['why']}" + (f" (shown by {', '.join(shown.get(e, e) for e in t['evidence'])})" if t["evidence"] else "")
+                      + f"; it wrote {', '.join(t['wrote']) or 'nothing'}", highlight=False)  # fmt: skip
+            print_rows([{"closure": shown[c], "claim": shown[k], "path": p} for c, k, p in rows], ("closure", "claim", "path"),
+                       title="closures, by the dataset path from the run")  # fmt: skip
         for action in report.to_review:
             out.print(f"[yellow]executed action whose basis changed (its verdict holds): review[/] {action}", highlight=False)
         for action in report.to_compensate:
@@ -117,6 +123,27 @@ def impact_claim(
     """
     _impact(as_json, store, html_out, md_out, quiet, f"impact claim {claim_id}", impact.claim_retracted, claim_id,
             id_kind="claim", as_of=as_of, limits=_limits(max_depth, max_count, seconds))  # fmt: skip
+
+
+@command(impact_app, "run")
+def impact_run(
+    run: Annotated[str, typer.Argument(help="The OpenLineage runId of the run found wrong (run:<runId> or the bare id).")],
+    as_of: AsOfOpt = None, html_out: HtmlOpt = None, md_out: MarkdownOpt = None,
+    max_depth: DepthOpt = 64, max_count: CountOpt = 1_000_000, seconds: SecondsOpt = None,
+    store: StoreOpt = None, quiet: QuietOpt = False, as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Everything that rests on a pipeline run found wrong: its reports, those of the runs
+    downstream of what it wrote, and the closures, verdicts and actions built on them, with
+    the dataset path to each. Says why the store shows the run wrong (a FAIL after its
+    COMPLETE, or a re-run of its job that rewrote its datasets), or that nothing does.
+
+    [b]Examples[/b]
+
+      gaf impact run 01941d6e-0000-7000-8000-000000000001
+      gaf impact run run:01941d6e-0000-7000-8000-000000000001 --json
+    """
+    _impact(as_json, store, html_out, md_out, quiet, f"impact run {run}", impact.run_invalidated, run,
+            as_of=as_of, limits=_limits(max_depth, max_count, seconds))  # fmt: skip
 
 
 @command(impact_app, "new-claim")

@@ -37,7 +37,7 @@ from gaf.records import Claim, Projection
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
 # --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
 
-reopen_app = group("Reopen decisions after new evidence, an invalidated source, a policy change or an appeal.")
+reopen_app = group("Reopen decisions after new evidence, an invalidated source or pipeline run, a policy change or an appeal.")
 app.add_typer(reopen_app, name="reopen")
 
 
@@ -111,6 +111,35 @@ def reopen_source(
         done = reopening.after_invalidation(s, source_id, impact=impact, by=who, reason=reason,
                                             invalid_from=invalid_from, reviewer=reviewer_id, at=or_now(at),
                                             as_of=when, signing_key=signing_key(), progress=tick)  # fmt: skip
+    emit(as_json, done.to_dict(), lambda: _print_reopened(done))
+
+
+@command(reopen_app, "run")
+def reopen_run(
+    run: Annotated[str, typer.Argument(help="The OpenLineage runId of the run found wrong (run:<runId> or the bare id).")],
+    by: Annotated[str, typer.Option("--by", help="Key, id or id prefix of the agent declaring the run wrong.")],
+    reason: Annotated[str, typer.Option(help="Why the run is wrong.")],
+    reviewer: ReviewerOpt, as_of: AsOfOpt = None, at: AtOpt = None, store: StoreOpt = None, quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Record a run invalidation and reopen every standing closure that rested on the run.
+
+    The run's reports, and those of the runs downstream of what it wrote, count for nothing
+    from then on (`gaf impact run` shows them first, with the dataset path to each).
+
+    [b]Examples[/b]
+
+      gaf reopen run 01941d6e-0000-7000-8000-000000000001 --by data-steward \\
+          --reason "the seed was corrected and its test fails" --reviewer data-steward
+    """
+    import impact
+
+    with open_store(store) as s, Ticker(f"reopen run {run}", quiet=quiet) as tick:
+        who = s.resolve_id(by, ("agent",))
+        reviewer_id = s.resolve_id(reviewer, ("agent",))
+        done = reopening.after_run_invalidation(s, run, impact=impact, by=who, reason=reason, reviewer=reviewer_id,
+                                                at=or_now(at), as_of=or_now(as_of), signing_key=signing_key(),
+                                                progress=tick)  # fmt: skip
     emit(as_json, done.to_dict(), lambda: _print_reopened(done))
 
 

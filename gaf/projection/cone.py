@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 
-from gaf.records import Claim, Closure, Cone, Projection, Record, VerdictRules, matches_pattern, split_patterns
+from gaf.lineage import superseded_reports
+from gaf.records import Claim, Closure, Cone, Projection, Record, Reruns, VerdictRules, matches_pattern, split_patterns
 from gaf.rules import Atom, Not, Program, compile_rules
 from gaf.store.base import GafStore
 from gaf.types import format_instant
@@ -46,7 +47,9 @@ def cone_predicates(policy: Projection) -> set[str]:
 
 
 def cone_claims(store: GafStore, policy: Projection, as_of: datetime) -> list[Claim]:
-    """The claims recorded by the cut-off that state something in the question's cone, by id."""
+    """The claims recorded by the cut-off that state something in the question's cone, by id:
+    not those of an invalidated source observed since, nor those a run invalidation voids, nor,
+    under ``reruns: supersede``, the reports of a pipeline run a re-run of its job rewrote."""
     cutoff = format_instant(min(as_of, policy.cutoff) if policy.cutoff else as_of)
     predicates = sorted(cone_predicates(policy))
     patterns = policy.scope.subjects or ["*"]
@@ -54,7 +57,12 @@ def cone_claims(store: GafStore, policy: Projection, as_of: datetime) -> list[Cl
     # The cut-off is applied here, not in the store's question: see gaf.store.questions.
     found = store.cone_claims(exact, prefixes, predicates)
     invalid = store.invalidations({c.source for c in found}, as_of)
-    return [c for c in found if format_instant(c.recorded_at) <= cutoff and not _invalidated(c, invalid)]
+    voided = store.voided([c.id for c in found], as_of)
+    kept = [c for c in found if format_instant(c.recorded_at) <= cutoff and not _invalidated(c, invalid) and c.id not in voided]
+    if policy.reruns is Reruns.supersede:
+        rewritten = superseded_reports(store, kept, cutoff)
+        kept = [c for c in kept if c.id not in rewritten]
+    return kept
 
 
 def _invalidated(claim: Claim, invalid: dict[str, str]) -> bool:

@@ -78,6 +78,34 @@ class SourceInvalidation(Record):
     recorded_at: Instant
 
 
+class RunInvalidation(Record):
+    """A pipeline run declared wrong: it failed after it had completed, a re-run of its job
+    rewrote what it wrote, or someone says so. The claims made from its reports, and from the
+    runs that read what it wrote (``gaf.lineage.resting_on_run``, with the dataset path to
+    each), count for nothing from the time it is recorded: a record, never a deletion."""
+
+    kind: Literal["run_invalidation"] = "run_invalidation"
+    LABEL: ClassVar[str] = "RunInvalidation"
+    TIME_FIELD: ClassVar = "recorded_at"
+    REFS: ClassVar = {"claims": ("VOIDS", ("claim",)), "evidence": ("EVIDENCED_BY", ("claim",)),
+                      "by": ("DECLARED_BY", ("agent",))}  # fmt: skip
+    MEMBERS: ClassVar = frozenset({"claims"})
+
+    #: the run's subject, ``run:<runId>`` (gaf.lineage)
+    run: Key
+    #: why: ``failed_after_complete``, ``rerun`` or ``declared``
+    why: Key
+    #: the datasets the run wrote, ``dataset:<namespace>/<name>``
+    wrote: list[Key] = []
+    #: the claims voided: the run's own and those of the runs downstream of what it wrote
+    claims: list[Ref] = Field(min_length=1)
+    #: the claims that show it wrong (the FAIL after the COMPLETE; the re-run's reports)
+    evidence: list[Ref] = []
+    by: Ref
+    reason: Text
+    recorded_at: Instant
+
+
 # --------------------------------------------------------------------------- claims and propositions
 
 

@@ -58,6 +58,15 @@ class EvaluationRule(Value):
     conflict: ConflictPolicy
 
 
+class Reruns(StrEnum):
+    """How a pipeline run's reports (OpenLineage claims) count once a later run of the same job
+    has rewritten a dataset it wrote: ``keep`` — they count, as any claim; ``supersede`` — they
+    count for nothing, the re-run's reports stand in their place (``gaf.lineage.superseded_reports``)."""
+
+    keep = "keep"
+    supersede = "supersede"
+
+
 class Scope(Value):
     """Which subjects (exact, prefix*, or *) and which valid-time period a question covers."""
 
@@ -102,6 +111,8 @@ class Projection(Record):
     signs: dict[Key, Sign] = {}
     #: predicates that take one value per subject at a time (an amount, a date, a status)
     functional: list[Key] = []
+    #: whether a re-run of a pipeline job supersedes the reports of the run it rewrote
+    reruns: Reruns = Reruns.keep
     implementation: Key = "gaf-projection/1"
     revises: Ref | None = None
     ratified: list[Ref] = []

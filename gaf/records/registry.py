@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from gaf.errors import InvalidRecord, UnknownKind
 from gaf.records.actions import Action, ActionPolicy, ActionStatus, Grant
 from gaf.records.base import Record
-from gaf.records.ledger import Agent, Claim, CompletenessDeclaration, Proposition, Source, SourceInvalidation
+from gaf.records.ledger import Agent, Claim, CompletenessDeclaration, Proposition, RunInvalidation, Source, SourceInvalidation
 from gaf.records.lifecycle import CaseDecision, PolicyCandidate, PolicyException, RatifiedPolicy, Waiver
 from gaf.records.projection import GAF, AcceptedFact, Decision, Derivation, Evaluation, Exclusion, Projection
 from gaf.records.reopen import Appeal, Reopen
@@ -26,7 +26,7 @@ from gaf.records.verdict import Closure, Cone, ConeKey, Verdict, VerdictRules
 RECORD_TYPES: dict[str, type[Record]] = {
     cls.KIND: cls
     for cls in (
-        Agent, Source, SourceInvalidation, Proposition, Claim,
+        Agent, Source, SourceInvalidation, Proposition, Claim, RunInvalidation,
         CompletenessDeclaration, Projection, Evaluation, Exclusion, Derivation, AcceptedFact, Decision, GAF,
         VerdictRules, Closure, ConeKey, Cone, Verdict,
         Grant, ActionPolicy, Action, ActionStatus, Reopen,

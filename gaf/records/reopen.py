@@ -15,6 +15,7 @@ from gaf.types import Instant, Ref, Text
 class Trigger(StrEnum):
     new_claim = "new_claim"
     source_invalidated = "source_invalidated"
+    run_invalidated = "run_invalidated"
     policy_change = "policy_change"
     appeal = "appeal"
     defect = "defect"
@@ -28,7 +29,7 @@ class Reopen(Record):
     TIME_FIELD: ClassVar = "at"
     NON_IDENTITY: ClassVar = frozenset({"at"})
     REFS: ClassVar = {
-        "cause": ("TRIGGERED_BY", tuple(sorted({"claim", "invalidation", "policy", "projection", "rules", "appeal"}))),
+        "cause": ("TRIGGERED_BY", tuple(sorted({"claim", "invalidation", "run_invalidation", "policy", "projection", "rules", "appeal"}))),
         "reopened": ("REOPENS", ("closure",)),
         "superseding": ("PRODUCED", ("closure",)),
     }

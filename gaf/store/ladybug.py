@@ -269,7 +269,17 @@ class LadybugStore(GafStore):
         for rel, pairs in schema.rels.items():
             ends = ", ".join(f"FROM {a} TO {b}" for a, b in pairs)
             self._conn.execute(f"CREATE REL TABLE IF NOT EXISTS `{rel}`({ends})")
+            self._add_missing_pairs(rel, pairs)
         self._stamp_if_new()
+
+    def _add_missing_pairs(self, rel: str, pairs: list[tuple[str, str]]) -> None:
+        """Let a relationship an older gaf declared join the label pairs a newer one adds (a reopen
+        triggered by a run invalidation, schema version 6): pairs are only ever added."""
+        query = f"CALL show_connection('{rel}') RETURN *"
+        present = {(row["source table name"], row["destination table name"]) for row in _rows(self._conn.execute(query), query)}
+        for a, b in pairs:
+            if (a, b) not in present:
+                self._conn.execute(f"ALTER TABLE `{rel}` ADD IF NOT EXISTS FROM {a} TO {b}")
 
     def _add_missing_columns(self, label: str, columns: dict[str, str]) -> None:
         """Bring a store made by an older gaf up to the current schema (columns only ever added)."""

@@ -400,6 +400,25 @@ class Questions(abc.ABC):
                     found[row["id"]] = _typed(parse_body(row["body"], row["id"]), row["id"], Claim, self.location)
         return [found[k] for k in sorted(found)]
 
+    def claims_naming(self, predicate: str, objects: Sequence[str]) -> list[Claim]:
+        """Claims asserting a proposition with this predicate whose object is one of ``objects``
+        (the runs that read a dataset: ``read``, ``dataset:…``), by id."""
+        rows = self._rows(_NAMING, {"predicate": predicate, "objects": sorted(set(objects))})
+        return [_typed(parse_body(r["body"], r["id"]), r["id"], Claim, self.location) for r in sorted(rows, key=lambda r: r["id"])]
+
+    def voided(self, claims: Iterable[str], as_of: datetime) -> set[str]:
+        """Which of these claims a run invalidation recorded by ``as_of`` voids. A store older than
+        schema version 6 holds none (and the embedded one has no table to ask)."""
+        from gaf.store.schema import RUNS_VOIDABLE
+
+        wanted = sorted(set(claims))
+        if not wanted or self.schema_version() < RUNS_VOIDABLE:
+            return set()
+        out: set[str] = set()
+        for chunk in chunks(wanted, STATEMENT_ROWS):
+            out.update(r["id"] for r in self._rows(_VOIDED, {"ids": list(chunk), "as_of": format_instant(as_of)}))
+        return out
+
     def invalidations(self, sources: Iterable[str], as_of: datetime) -> dict[str, str]:
         """For each invalidated source among these, the earliest time from which its claims
         are void, counting the invalidations recorded by ``as_of``."""
@@ -703,6 +722,16 @@ _CONE_PREFIX = {
     f"MATCH (c:Claim)-[:{rel}]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
     for rel in ("ASSERTS", "DENIES")
 }
+# Claims asserting a proposition with one predicate and one of some objects.
+_NAMING = (
+    "MATCH (p:Proposition) WHERE p.predicate = $predicate AND p.object IN $objects "
+    "MATCH (c:Claim)-[:ASSERTS]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
+)
+# Which of some claims a run invalidation recorded by a time voids.
+_VOIDED = (
+    "UNWIND $ids AS c MATCH (i:RunInvalidation)-[:VOIDS]->(k:Claim {id: c}) "
+    "WHERE i.recorded_at <= $as_of RETURN DISTINCT k.id AS id"
+)
 # Invalidations of some sources, recorded by a time.
 _INVALIDATIONS = (
     "UNWIND $sources AS s MATCH (i:SourceInvalidation)-[:INVALIDATES]->(:Source {id: s}) "

@@ -33,7 +33,11 @@ from gaf.records import RECORD_TYPES, Record
 #:    created, hash-chained (gaf/records/schema.py), so ``gaf verify`` names a record deleted,
 #:    inserted or replaced out of band. ``gaf migrate`` logs the records already stored as
 #:    the log's first links (marked ``migrated``); a store at version 4 keeps no log until then.
-SCHEMA_VERSION = 5
+#: 6. run invalidations: the ``RunInvalidation`` label (a pipeline run declared wrong, voiding
+#:    the claims made from it and from what read its outputs) with its ``VOIDS`` and
+#:    ``EVIDENCED_BY`` relationships, and a reopen it triggers. Nothing to backfill; projection
+#:    reads voided claims only from a store at this version (``gaf migrate`` brings one here).
+SCHEMA_VERSION = 6
 #: The first version in which every closure has its cone recorded.
 CONES_RECORDED = 2
 #: The first version whose stored shape has units and top-ups.
@@ -42,6 +46,8 @@ UNITS_RECORDED = 3
 MEMBERS_HELD = 4
 #: The first version whose writes are logged.
 LOG_KEPT = 5
+#: The first version that can hold run invalidations.
+RUNS_VOIDABLE = 6
 #: The most ids one link of the write log lists (a transaction that writes more writes several):
 #: a link stays well under the record size limit.
 LOG_IDS_PER_ENTRY = 1000

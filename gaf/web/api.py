@@ -74,6 +74,11 @@ def impact_claim(call: Call) -> dict[str, Any]:
     return _impact(call, impact.claim_retracted, call.store.resolve_id(call.need("claim"), ("claim",)))
 
 
+def impact_run(call: Call) -> dict[str, Any]:
+    """``gaf impact run``: everything that rests on a pipeline run found wrong, within the API's limits."""
+    return _impact(call, impact.run_invalidated, call.need("run"))
+
+
 def _impact(call: Call, question: Any, record_id: str) -> dict[str, Any]:
     chosen = impact.Limits(depth=int(call.number("max_depth", 64, whole=True)), count=int(call.number("max_count", 1_000_000, whole=True)),
                            seconds=min(call.number("seconds", call.settings.api_seconds), call.settings.api_seconds))  # fmt: skip
@@ -273,6 +278,15 @@ def reopen_source(call: Call) -> dict[str, Any]:
     return done.to_dict()
 
 
+def reopen_run(call: Call) -> dict[str, Any]:
+    """``gaf reopen run``: record a run invalidation by the token's agent and reopen what rested on the run."""
+    at = call.time("at")
+    who = call.agent("by")
+    done = reopening.after_run_invalidation(call.store, call.need("run"), impact=impact, by=who, reason=call.need("reason"),
+                                            reviewer=call.agent("reviewer", default=who), at=at, as_of=call.time("as_of", at))  # fmt: skip
+    return done.to_dict()
+
+
 def reopen_appeal(call: Call) -> dict[str, Any]:
     """``gaf reopen appeal``: the token's agent's appeal, and the closure re-decided on what is known now."""
     at = call.time("at")
@@ -321,6 +335,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              impact_source, (Param("source", "the source's key, id or prefix", "path", True), *IMPACT)),
     Endpoint("GET", f"{API}/impact/claim/{{claim}}", Role.reader, "Everything that rests on a claim (gaf impact claim).",
              impact_claim, (Param("claim", "the claim's id or prefix", "path", True), *IMPACT)),
+    Endpoint("GET", f"{API}/impact/run/{{run}}", Role.reader, "Everything that rests on a pipeline run found wrong, with the dataset "
+             "path to each (gaf impact run).", impact_run, (Param("run", "the OpenLineage runId, with or without run:", "path", True), *IMPACT)),
     Endpoint("GET", f"{API}/queries", Role.reader, "The auditor query library (gaf query --list).", query_list),
     Endpoint("POST", f"{API}/queries/{{name}}", Role.reader, "Run a named auditor query, read-only (gaf query NAME).", query_named,
              (Param("name", "the query's name", "path", True),),
@@ -360,6 +376,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", f"{API}/reopen/source", Role.authority, "Invalidate a source and reopen what rested on it (gaf reopen source).",
              reopen_source, body={"source": "string, required", "reason": "string, required", "invalid_from": "string, required",
                                   "as_of": AS_OF + "; default at", "at": AT, "by": "the token's agent", "reviewer": "the token's agent"},
+             status=201),
+    Endpoint("POST", f"{API}/reopen/run", Role.authority, "Declare a pipeline run wrong and reopen what rested on it (gaf reopen run).",
+             reopen_run, body={"run": "string, required: the OpenLineage runId", "reason": "string, required",
+                               "as_of": AS_OF + "; default at", "at": AT, "by": "the token's agent", "reviewer": "the token's agent"},
              status=201),
     Endpoint("POST", f"{API}/reopen/appeal", Role.authority, "Appeal a closure and re-decide it (gaf reopen appeal).", reopen_appeal,
              body={"closure": "string, required", "grounds": "string, required", "as_of": AS_OF + "; default at", "at": AT,

@@ -38,6 +38,7 @@ from gaf import labels as labelling
 from gaf import lifecycle
 from gaf import reopen as reopening
 from gaf.errors import GafError, NotAuthenticated, UnknownReference
+from gaf.lineage import run_subject
 from gaf.records import limits
 from gaf.records.registry import RECORD_TYPES
 from gaf.store import GafStore
@@ -45,7 +46,7 @@ from gaf.web.app import status_of
 from gaf.web.html import Markup, dl, esc, form, join, link, page, path, short, table, tag
 from gaf.web.tokens import Role, require
 from impact.picture import MAX_EXPANDED, PER_KIND, anchor, picture, svg
-from impact.report import decisions
+from impact.report import decisions, run_paths
 
 log = logging.getLogger("gaf.web")
 
@@ -297,7 +298,7 @@ def _ground(labels: Labels, facts: dict[str, str], premise: str, depth: int) -> 
 
 
 #: The impact pages: a record kind → the path word of its page, and the word a link says.
-IMPACT_OF = {"source": "source", "claim": "claim", "projection": "policy", "rules": "policy"}
+IMPACT_OF = {"source": "source", "claim": "claim", "projection": "policy", "rules": "policy", "run": "run"}
 IMPACT_WORD = {"source": "source", "claim": "claim", "projection": "policy version", "rules": "rules version"}
 #: Records a count's list names on a page (the report's JSON, ``gaf impact … --json``, has them all).
 LISTED = 100
@@ -322,10 +323,17 @@ def impact_policy_page(store: GafStore, text: str, expand: str, seconds: float) 
     return _impact(store, policy_id, impact.policy_changed, expand, seconds, "changed")
 
 
+def impact_run_page(store: GafStore, text: str, expand: str, seconds: float) -> tuple[str, Markup]:
+    """What rests on a pipeline run found wrong (``impact.run_invalidated``): the runs downstream
+    of what it wrote, and each decision with the dataset path that reaches it."""
+    return _impact(store, run_subject(text), impact.run_invalidated, expand, seconds, "was wrong", record=False)
+
+
 def _impact(store: GafStore, trigger: str, question: Callable[..., impact.ImpactReport], expand: str, seconds: float,
-            change: str) -> tuple[str, Markup]:  # fmt: skip
+            change: str, record: bool = True) -> tuple[str, Markup]:  # fmt: skip
     """An impact page: the picture (``impact.picture``, the one ``gaf impact --html`` draws), each
-    count's records behind a ``<details>``, the totals, and every decision reached, by subject."""
+    count's records behind a ``<details>``, the totals, and every decision reached, by subject.
+    ``record``: the trigger is a stored record (a run is not: it is named by its reports)."""
     started = time.perf_counter()
     report = question(store, trigger, limits=impact.Limits(seconds=seconds))
     computed = time.perf_counter() - started
@@ -333,12 +341,15 @@ def _impact(store: GafStore, trigger: str, question: Callable[..., impact.Impact
     expanded = [k for k in expand.split(",") if k]
     drawn = picture(report, per_kind=PER_KIND, expand=expanded)
     counted = [b for b in drawn.boxes if b.counted]
-    labels.load([trigger, *(b.key for b in drawn.boxes if not b.counted), *(m for b in counted for m in b.members[:LISTED])])
+    paths = run_paths(report)
+    labels.load([*([trigger] if record else []), *(b.key for b in drawn.boxes if not b.counted),
+                 *(m for b in counted for m in b.members[:LISTED]), *(i for row in paths[:LISTED] for i in row[:2])])  # fmt: skip
     for box in drawn.boxes:
         box.label = box.label if box.counted else labels.text(box.key)
     grouped = decisions(report, labels)
     here = path("impact", IMPACT_OF[trigger.split(":", 1)[0]], trigger)
-    body: list[Any] = [tag("p", "If ", labels.link(trigger), f" {change}, these records would need review.",
+    named = labels.link(trigger) if record else tag("code", trigger)
+    body: list[Any] = [tag("p", "If ", named, f" {change}, these records would need review.",
                            "" if report.complete else tag("strong", f" The walk stopped early ({', '.join(report.cut)}): the list is incomplete."))]  # fmt: skip
     body.append(tag("div", Markup(svg(drawn, lambda b: "#" + anchor(b) if b.counted else _page_of(b.key))), class_="picture"))
     for box in counted:
@@ -354,6 +365,13 @@ def _impact(store: GafStore, trigger: str, question: Callable[..., impact.Impact
                         id=anchor(box)))  # fmt: skip
     body.append(table(("kind", "invalidated", "weakened", "unconfirmed"),
                       [(k, t["invalidated"], t["weakened"], t["unconfirmed"]) for k, t in report.totals().items()], caption="Everything reached"))  # fmt: skip
+    if paths:
+        why = report.trigger
+        body.append(tag("h2", "Decisions, by the dataset path from the run", id="paths"))
+        body.append(tag("p", f"Why the run is wrong: {why['why']}. It wrote {', '.join(why['wrote']) or 'nothing'}; "
+                             f"{len(why['claims']):,} claims of it and of the runs downstream count for nothing once it is recorded."))  # fmt: skip
+        body.append(table(("decision", "rests on the claim", "path from the run"),
+                          [(labels.link(c), labels.link(k), p) for c, k, p in paths[:LISTED]]))  # fmt: skip
     reached = sum(map(len, grouped.values()))
     body.append(tag("h2", f"Decisions, by subject ({reached:,})", id="decisions"))
     if not grouped:
@@ -366,7 +384,7 @@ def _impact(store: GafStore, trigger: str, question: Callable[..., impact.Impact
     shown = time.perf_counter() - started - computed
     body.append(tag("p", f"The report took {computed:.2f} s to compute, this page {shown:.2f} s more.", class_="timing",
                     data_report_seconds=f"{computed:.3f}", data_page_seconds=f"{shown:.3f}"))  # fmt: skip
-    return f"Impact of {labels.text(trigger)}", join(body)
+    return f"Impact of {labels.text(trigger) if record else trigger}", join(body)
 
 
 def _page_of(record_id: str) -> str:
@@ -484,7 +502,7 @@ class Pages:
 
 
 #: The pages that compute an impact report, under the API's time limit.
-IMPACT_PAGES = (impact_source_page, impact_claim_page, impact_policy_page)
+IMPACT_PAGES = (impact_source_page, impact_claim_page, impact_policy_page, impact_run_page)
 
 
 def _login_form(pages: Pages, request: Request, target: str) -> Markup:
@@ -527,6 +545,7 @@ def routes(app: Any) -> list[Route | Mount]:
         Route("/impact/source/{id:path}", pages.view(impact_source_page, "id", "expand"), methods=["GET"]),
         Route("/impact/claim/{id:path}", pages.view(impact_claim_page, "id", "expand"), methods=["GET"]),
         Route("/impact/policy/{id:path}", pages.view(impact_policy_page, "id", "expand"), methods=["GET"]),
+        Route("/impact/run/{id:path}", pages.view(impact_run_page, "id", "expand"), methods=["GET"]),
         Route("/login", pages.login_form, methods=["GET"]),
         Route("/login", pages.login, methods=["POST"]),
         Route("/logout", pages.logout, methods=["POST"]),
