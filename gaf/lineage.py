@@ -42,7 +42,7 @@ from gaf.types import TEXT_CHARS, format_instant
 if TYPE_CHECKING:
     from gaf.store import GafStore
 
-__all__ = ["FACETS", "InvalidEvent", "RestingOnRun", "UnknownEventType", "event_items", "key_of", "resting_on_run", "superseded_reports"]
+__all__ = ["FACETS", "InvalidEvent", "RestingOnRun", "UnknownEventType", "event_items", "key_of", "resting_on_run", "superseded_reports", "upstream_reports"]
 
 
 #: Longest key gaf takes (gaf.types.Key); a longer name keeps its head and a digest of the whole.
@@ -427,3 +427,25 @@ def superseded_reports(store: GafStore, claims: Iterable[Claim], until: str) -> 
                for u in every.values()):  # fmt: skip
             out.update(c.id for c in run.claims)
     return out
+
+
+def upstream_reports(store: GafStore, claims: Iterable[Claim]) -> list[Claim]:
+    """Every report of the runs these claims report on and of the runs upstream of them: for
+    each dataset a run read, the run that wrote the version it read (the last to complete a
+    write of it before the reader began), and so on up to datasets no run wrote — what a walk
+    from a verdict back through the pipeline to its raw datasets needs, by id."""
+    first = runs_of(claims)
+    if not first:
+        return []
+    seen = _reports(store, first)
+    todo = sorted(seen.values(), key=lambda r: r.run)
+    while todo:
+        run = todo.pop()
+        for dataset in sorted(run.read):
+            writers = _reports(store, _runs_naming(store, "wrote", dataset))
+            before = [(w.wrote[dataset], k) for k, w in writers.items() if k != run.run and dataset in w.wrote and w.wrote[dataset] <= run.began]
+            if before and (k := max(before)[1]) not in seen:
+                seen[k] = writers[k]
+                todo.append(writers[k])
+    found = {c.id: c for r in seen.values() for c in r.claims}
+    return [found[k] for k in sorted(found)]

@@ -28,7 +28,8 @@ from rdflib import Dataset, Graph, URIRef
 from gaf.canonical import kind_of
 from gaf.closure import Evidence, evidence
 from gaf.errors import ExportError, UnknownReference
-from gaf.records import RECORD_TYPES, AcceptedFact, Closure, Record
+from gaf.lineage import upstream_reports
+from gaf.records import RECORD_TYPES, AcceptedFact, Claim, Closure, Record
 from gaf.store.base import GafStore
 from gaf.types import Progress, no_progress
 from prov_export import document, ntriples
@@ -90,6 +91,12 @@ def lineage(store: GafStore, closure_id: str, *, known: Evidences | None = None)
     found.update(decisions)
     _reach(store, [t for d in decisions for _, t in store.edges_from(d) if kind_of(t) == "agent"], found)
     records = store.get_many(found)
+    # A pipeline's reports (OpenLineage claims) bring the reports of the runs upstream of them,
+    # outside the closure's bundle: so a walk goes from the verdict back to the raw datasets.
+    reports = [r for r in records.values() if isinstance(r, Claim) and r.scope == "openlineage"]
+    if reports and (upstream := [c.id for c in upstream_reports(store, reports) if c.id not in found]):
+        _reach(store, upstream, found)
+        records = store.get_many(found)
     return [records[k] for k in sorted(records)]
 
 

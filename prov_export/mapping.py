@@ -187,6 +187,45 @@ class Mapper:
         yield s, PROV.generatedAtTime, _time(c.recorded_at)
         for st in c.statements:
             yield s, GAF.asserts if st.polarity == "affirmed" else GAF.denies, self.iri(st.proposition().id)
+        if c.scope == "openlineage":
+            yield from self._pipeline(s, c)
+
+    def pipeline_node(self, what: str, key: str) -> URIRef:
+        """A run, job or dataset an OpenLineage report names, by its key (``run:<runId>``,
+        ``job:<ns>/<name>``, ``dataset:<ns>/<name>``): ``{base}dataset-<digest of the key>``."""
+        return _iri(f"{self.base}{what}-{_digest(key)}")
+
+    def _pipeline(self, s: URIRef, c: r.Claim) -> Iterator[Triple]:
+        """What an OpenLineage report says of its pipeline (docs/openlineage.md): each run a
+        ``prov:Activity`` (``gaf:PipelineRun``) associated with the producer under its job's plan
+        (``prov:Plan``, ``gaf:PipelineJob``); each dataset a ``prov:Entity`` (``gaf:Dataset``) the run
+        used (read, role ``gaf:input``) or that it generated (wrote); the claim ``gaf:reportsOn``
+        the run and ``prov:wasDerivedFrom`` each dataset the run wrote, so a walk goes from a
+        verdict's claims through the runs to the datasets they read."""
+        for st in c.statements:
+            if not st.subject.startswith("run:") or st.object is None:
+                continue
+            run = self.pipeline_node("run", st.subject)
+            if st.predicate == "of_job":
+                job = self.pipeline_node("job", st.object)
+                yield from self._activity(run, GAF.PipelineRun)
+                yield run, RDFS.label, Literal(st.subject)
+                yield job, RDF.type, PROV.Entity
+                yield job, RDF.type, PROV.Plan
+                yield job, RDF.type, GAF.PipelineJob
+                yield job, RDFS.label, Literal(st.object)
+                yield from self._associated(run, self.iri(c.observer), (PROV.hadPlan, job))
+                yield s, GAF.reportsOn, run
+            elif st.predicate in ("read", "wrote"):
+                data = self.pipeline_node("dataset", st.object)
+                yield data, RDF.type, PROV.Entity
+                yield data, RDF.type, GAF.Dataset
+                yield data, RDFS.label, Literal(st.object)
+                if st.predicate == "read":
+                    yield from self._used(run, data, GAF.input)
+                else:
+                    yield data, PROV.wasGeneratedBy, run
+                    yield s, PROV.wasDerivedFrom, data
 
     def _proposition(self, s: URIRef, p: r.Proposition) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Entity
