@@ -274,3 +274,36 @@ def test_under_reruns_supersede_a_policy_decides_what_a_store_without_the_rewrit
     assert got == truth
     if world == CORRECTED:
         assert got[0] == "hold"  # the corrected report's failed test stands; the first report's pass is rewritten
+
+
+def test_the_cli_reports_and_reopens_a_run_as_the_library_does_and_refuses_an_unknown_one(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    store_dir = tmp_path / "s.lbug"
+    store = LadybugStore(store_dir)
+    try:
+        closure = decide(store, CORRECTED.events()[:8], tmp_path)
+        ingest(store, ndjson(CORRECTED.events(), tmp_path / "all.ndjson"), recorded_at=NOW, fmt="openlineage")
+        direct = impact.run_invalidated(store, CORRECTED.runs[0].subject).to_dict()
+    finally:
+        store.close()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "COLUMNS": "80"}
+
+    def gaf(*a: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "gaf", *a, "--store", str(store_dir)], capture_output=True, text=True, env=env)
+
+    reported = gaf("impact", "run", CORRECTED.runs[0].run_id, "--json", "--quiet")
+    assert reported.returncode == 0, reported.stderr
+    assert json.loads(reported.stdout) == json.loads(json.dumps(direct))
+    table = gaf("impact", "run", CORRECTED.runs[0].run_id, "--quiet")
+    assert "the run is wrong: rerun" in table.stdout and "dataset:warehouse/raw" in table.stdout
+    assert max(map(len, table.stdout.splitlines())) <= 80
+    unknown = gaf("impact", "run", "00000000-0000-4000-8000-000000000099", "--json")
+    assert unknown.returncode == 2 and json.loads(unknown.stdout)["error"] == "UnknownReference"
+    done = gaf("reopen", "run", CORRECTED.runs[0].run_id, "--by", "steward", "--reason", "the seed was corrected",
+               "--reviewer", "steward", "--as-of", "2026-11-02", "--at", "2026-11-02T00:00:00Z", "--json", "--quiet")
+    assert done.returncode == 0, done.stderr
+    (step,) = json.loads(done.stdout)["superseded"]
+    assert step["old"] == closure and (step["old_label"], step["new_label"]) == ("publish", "hold")

@@ -130,7 +130,8 @@ def reopen_run(
     [b]Examples[/b]
 
       gaf reopen run 01941d6e-0000-7000-8000-000000000001 --by data-steward \\
-          --reason "the seed was corrected and its test fails" --reviewer data-steward
+          --reason "the seed was corrected and its test fails" \\
+          --reviewer data-steward
     """
     import impact
 
