@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 from prov.model import ProvDocument
-from rdflib import RDFS, Graph, Literal
+from rdflib import RDFS, Graph, Literal, URIRef
 
 from gaf.closure import evidence
 from gaf.records import GAF, Claim, Closure, Projection, Verdict
@@ -105,3 +105,32 @@ def test_the_pipeline_in_prov_is_read_by_provtoolbox_as_gaf_states_it_and_keeps_
         for range_ in onto.objects(p, RDFS.range):
             if not isinstance(o, Literal):
                 assert types.get(o, set()) & _allowed(onto, range_), f"{p} {o}: object is not a {range_}"
+
+
+def test_a_reopened_runs_export_says_which_claims_the_run_invalidation_invalidated_and_provtoolbox_reads_it(ladybug_store, tmp_path):
+    import impact
+    from gaf import reopen
+    from gaf.ledger import ingest
+    from gaf.records import RunInvalidation
+    from tests.test_lineage_runs import LATER, NOW, STEWARD, ndjson
+
+    store = ladybug_store
+    decide(store, CORRECTED.events()[:8], tmp_path)
+    ingest(store, ndjson(CORRECTED.events(), tmp_path / "all.ndjson"), recorded_at=NOW, fmt="openlineage")
+    done = reopen.after_run_invalidation(store, CORRECTED.runs[0].run_id, impact=impact, by=STEWARD.id, reason="corrected",
+                                         reviewer=STEWARD.id, at=LATER, as_of=LATER)  # fmt: skip
+    (event,) = store.find(RunInvalidation)
+    records = lineage(store, done.superseded[0]["new"])
+    held = bundles(store, records)
+    g = Graph().parse(data=export(records, "ttl", None, held=held)[1], format="turtle")
+    m = Mapper()
+    invalidated = {str(s) for s in g.subjects(URIRef("http://www.w3.org/ns/prov#wasInvalidatedBy"), m.iri(event.id))}
+    assert invalidated == {str(m.iri(c)) for c in event.claims if m.iri(c) in set(g.subjects())}  # each voided claim exported says so
+    assert invalidated  # and some are: the reopen's cause brings them
+    export(records, "provn", tmp_path / "reopened.provn", held=held)
+    provtoolbox().convert(tmp_path / "reopened.provn", tmp_path / "reopened.toolbox.json")
+    converted = json.loads((tmp_path / "reopened.toolbox.json").read_text())
+    for content in converted.get("bundle", {}).values():
+        content.pop("@id", None)
+    assert _statements(ProvDocument.deserialize(content=json.dumps(converted), format="json")) == _statements(
+        _loaded(export(records, "provjson", None, held=held)[1], "provjson"))
