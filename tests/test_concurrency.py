@@ -121,3 +121,32 @@ def test_readers_beside_a_looping_writer_never_fail_on_the_embedded_store(tmp_pa
     assert batches > 1 and counts == sorted(counts)  # the writer wrote while the reads went on; nothing went back
     record("concurrency", test="readers beside a looping writer", store="ladybug", reader_calls=READER_CALLS,
            writer_batches=batches, failures=0)  # fmt: skip
+
+
+def test_a_writer_closing_and_reopening_its_store_keeps_every_other_writer_out_in_between(tmp_path):
+    """A long load closes and reopens the embedded database (``LadybugStore._reopen``); LadybugDB's
+    own lock lapses in that instant, the writer's session lock does not."""
+    import ladybug
+    import pytest
+
+    from gaf.errors import StoreLocked
+    from gaf.store.ladybug import LadybugStore, _open_database
+
+    path = tmp_path / "s.lbug"
+    first = LadybugStore(path)
+    try:
+        first._conn.close()
+        first._db.close()  # the instant inside _reopen between closing the database and opening it again
+        with pytest.raises(StoreLocked):
+            LadybugStore(path, wait=0.2)
+        other = subprocess.run([sys.executable, "-c", f"from gaf.store.ladybug import LadybugStore; LadybugStore({str(path)!r})"],
+                               capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+        assert other.returncode != 0 and "StoreLocked" in other.stderr
+        reader = LadybugStore(path, read_only=True)  # a reader is not kept out
+        reader.close()
+        first._db, _ = _open_database(path, False, None)
+        first._conn = ladybug.Connection(first._db)
+        assert first.schema_version() >= 1
+    finally:
+        first.close()
+    LadybugStore(path).close()  # once it lets go, the next writer opens

@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import ladybug
 
@@ -87,11 +87,53 @@ _MID_CHECKPOINT = (
 _WRITING: set[Path] = set()
 
 
+def _session_lock(target: Path) -> Path:
+    """The file whose lock a writer holds for as long as it has the store open: LadybugDB's own
+    lock on the database lapses while a writer closes and reopens it (``LadybugStore._reopen``,
+    during a long load), and this one does not, so no other writer slips in between."""
+    return target.with_name(target.name + ".writer")
+
+
+def _take_session(target: Path, wait: float) -> IO[bytes]:
+    """Take the writer's session lock (an exclusive ``flock``), waiting up to ``wait`` seconds
+    for another writer to let go; the open file holds it until it is closed (or the process ends)."""
+    path = _session_lock(target)
+    handle = open(os.open(path, os.O_RDWR | os.O_CREAT, 0o600), "r+b")
+    started = time.monotonic()
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return handle
+        except OSError:
+            if time.monotonic() - started >= wait:
+                handle.close()
+                raise StoreLocked(f"the embedded store at {target} is open for writing in another process",
+                                  hint="LadybugDB allows one writing process; wait for it (GAF_LOCK_WAIT=seconds), or open read-only") from None  # fmt: skip
+            time.sleep(0.02)
+
+
+def _session_held(target: Path) -> bool:
+    """Whether some writer holds the store's session lock (probed, not kept)."""
+    try:
+        with open(_session_lock(target), "rb") as probe:
+            try:
+                fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            fcntl.flock(probe, fcntl.LOCK_UN)
+            return False
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # unreadable, so nothing can be told of it: wait, as for a writer
+
+
 def _writer_holds(target: Path) -> bool:
-    """Whether a writer has the store open: one in this process, or another process, whose write
-    lock on the database file (LadybugDB's, a POSIX record lock) refuses a shared lock taken and
-    given back at once — the probe writes nothing and holds nothing."""
-    if target.resolve() in _WRITING:
+    """Whether a writer has the store open: one in this process, or another process, whose
+    session lock is held, or whose write lock on the database file (LadybugDB's, a POSIX record
+    lock) refuses a shared lock taken and given back at once — the probes write nothing and hold
+    nothing."""
+    if target.resolve() in _WRITING or _session_held(target):
         return True
     try:
         fd = os.open(target, os.O_RDONLY)
@@ -114,12 +156,18 @@ def _recover(target: Path, cache_mb: int | None) -> bool:
     close it. Only transactions that committed are in the log, so nothing is lost or added.
     False when a writer took the lock first: the reader then waits for it as for any writer."""
     try:
+        session = _take_session(target, 0.0)
+    except StoreLocked:
+        return False  # a writer is between closing and reopening the store: it completes the checkpoint
+    try:
         ladybug.Database(str(target), read_only=False, buffer_pool_size=(cache_mb or 0) * 2**20).close()
     except RuntimeError as exc:
         if "lock" in str(exc).lower():
             return False
         raise StoreUnavailable(f"cannot complete the recovery a killed writer left pending in the embedded store at {target}: {exc}",
                                hint="copy the store's directory aside before anything else opens it, and report the message") from None  # fmt: skip
+    finally:
+        session.close()
     return True
 
 
@@ -210,7 +258,13 @@ class LadybugStore(GafStore):
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         elif new:
             raise StoreUnavailable(f"no gaf store at {target}", hint="run `gaf init` to create one, or check --store and GAF_STORE")
-        self._db, self.recovered = _open_database(target, read_only, wait, cache_mb)
+        self._session = None if read_only else _take_session(target, wait or 0.0)
+        try:
+            self._db, self.recovered = _open_database(target, read_only, wait, cache_mb)
+        except BaseException:
+            if self._session is not None:
+                self._session.close()
+            raise
         if new and target.is_file():
             target.chmod(0o600)
         if not read_only:
@@ -258,6 +312,9 @@ class LadybugStore(GafStore):
         self._db.close()
         if not self.read_only:
             _WRITING.discard(Path(self.location).resolve())
+        if self._session is not None:
+            self._session.close()  # the session lock goes last: the database is closed by now
+            self._session = None
 
     def init(self) -> None:
         """Declare node and relationship tables (schema is mandatory in LadybugDB)."""
