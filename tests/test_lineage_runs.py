@@ -33,7 +33,7 @@ from gaf.ledger import ingest
 from gaf.lineage import resting_on_run
 from gaf.policies import publish
 from gaf.projection import project
-from gaf.records import Agent, Closure, Projection, RunInvalidation, Source, Verdict, VerdictRules
+from gaf.records import Agent, Claim, Closure, Projection, RunInvalidation, Source, Verdict, VerdictRules
 from gaf.store.ladybug import LadybugStore
 from tests.worlds import PIPE_JOBS, PIPE_READS, PIPE_START, PIPE_WRITES, PipelineWorld, PipeRun, pipeline_world
 
@@ -247,7 +247,7 @@ def test_reopening_a_run_decides_what_a_store_that_never_heard_from_its_downstre
 
 
 def test_the_workbench_page_of_a_run_names_each_decision_with_its_dataset_path(store, tmp_path):
-    from gaf.web.pages import impact_run_page
+    from gaf.web.pages import impact_run_page, record_page
 
     closure = decide(store, CORRECTED.events()[:8], tmp_path)
     ingest(store, ndjson(CORRECTED.events(), tmp_path / "all.ndjson"), recorded_at=NOW, fmt="openlineage")
@@ -256,6 +256,9 @@ def test_the_workbench_page_of_a_run_names_each_decision_with_its_dataset_path(s
     assert "Why the run is wrong: rerun" in html and "dataset:warehouse/raw" in html
     section = html[html.index('id="paths"'):html.index('id="decisions"')]
     assert closure in section and "dataset:warehouse/staged" in section  # report's claim: seed → raw → stage → staged → report
+    (report,) = [c for c in store.find(Claim) if c.observed_at == CORRECTED.runs[0].completed]
+    _, page = record_page(store, report.id)
+    assert f'href="/impact/run/{CORRECTED.runs[0].subject}"' in page  # a report's page leads to its run's impact
 
 
 @settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -39,7 +39,7 @@ from gaf import lifecycle
 from gaf import reopen as reopening
 from gaf.errors import GafError, NotAuthenticated, UnknownReference
 from gaf.lineage import run_subject
-from gaf.records import limits
+from gaf.records import Claim, limits
 from gaf.records.registry import RECORD_TYPES
 from gaf.store import GafStore
 from gaf.web.app import status_of
@@ -179,6 +179,9 @@ def record_page(store: GafStore, text: str) -> tuple[str, Markup]:
         fields.append((name.replace("_", " "), shown))
     more = [link(path("closures", record_id), "the closure page: verdict and argument")] if record.KIND == "closure" else []
     more += _impact_links(record_id)
+    if isinstance(record, Claim) and record.scope == "openlineage":  # a pipeline's report: the runs it reports on
+        runs = sorted({st.subject for st in record.statements if st.predicate == "of_job" and st.subject.startswith("run:")})
+        more += [link(path("impact", "run", run), f"what rests on {run} (impact)") for run in runs]
     if record.KIND in ("closure", "action", "policy_exception"):
         more.append(link(path("history") + "?subject=" + quote(record.subject), f"history of {record.subject}"))
     body = [tag("p", *more) if more else "", dl(fields), tag("h2", "Pointed at by")]
