@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -88,6 +90,19 @@ def rewritten_by_reading(world: PipelineWorld) -> set[int]:
     """The runs a later completed run of the same job rewrote (a job writes one dataset)."""
     return {r.index for r in world.runs if r.completed is not None
             and any(u.job == r.job and u.completed is not None and u.completed > r.completed for u in world.runs)}  # fmt: skip
+
+
+@contextmanager
+def two_stores(tmp_path: Path) -> Iterator[tuple[LadybugStore, LadybugStore, Path]]:
+    """A store for the world and a fresh one for the truth, in a directory of their own (one per example)."""
+    with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
+        here = Path(tmp)
+        store, fresh = LadybugStore(here / "s.lbug"), LadybugStore(here / "fresh.lbug")
+        try:
+            yield store, fresh, here
+        finally:
+            store.close()
+            fresh.close()
 
 
 def ndjson(events: list[dict[str, Any]], path: Path) -> Path:
@@ -221,29 +236,23 @@ def test_the_runs_resting_on_a_bad_run_are_those_a_forward_replay_of_the_pipelin
 @example(CORRECTED)
 @given(pipeline_world())
 def test_reopening_a_run_decides_what_a_store_that_never_heard_from_its_downstream_decides(tmp_path, world):
-    with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
-        here = Path(tmp)
-        store, fresh = LadybugStore(here / "s.lbug"), LadybugStore(here / "fresh.lbug")
-        try:
-            closure = decide(store, world.events(), here)
-            before = verdict(store, closure)
-            truth = verdict(fresh, decide(fresh, without(world, downstream_by_replay(world)), here, at=LATER))
-            report = impact.run_invalidated(store, world.runs[world.bad].subject)
-            moved = {c.closure: c for c in report.closures}
-            if closure in moved:
-                after = moved[closure].after
-                assert after is not None and (after["label"], after["strength"]) == truth
-            else:
-                assert before == truth, "impact says the closure holds; deciding again without the run moves it"
-            done = reopen.after_run_invalidation(store, world.runs[world.bad].run_id, impact=impact, by=STEWARD.id,
-                                                 reason="found wrong", reviewer=STEWARD.id, at=LATER, as_of=LATER)  # fmt: skip
-            standing = done.superseded[0]["new"] if done.superseded else closure
-            assert store.superseded_by(closure) == ([standing] if done.superseded else [])
-            assert verdict(store, standing) == truth
-            assert store.get(standing, Closure).subject == SUBJECT
-        finally:
-            store.close()
-            fresh.close()
+    with two_stores(tmp_path) as (store, fresh, here):
+        closure = decide(store, world.events(), here)
+        before = verdict(store, closure)
+        truth = verdict(fresh, decide(fresh, without(world, downstream_by_replay(world)), here, at=LATER))
+        report = impact.run_invalidated(store, world.runs[world.bad].subject)
+        moved = {c.closure: c for c in report.closures}
+        if closure in moved:
+            after = moved[closure].after
+            assert after is not None and (after["label"], after["strength"]) == truth
+        else:
+            assert before == truth, "impact says the closure holds; deciding again without the run moves it"
+        done = reopen.after_run_invalidation(store, world.runs[world.bad].run_id, impact=impact, by=STEWARD.id,
+                                             reason="found wrong", reviewer=STEWARD.id, at=LATER, as_of=LATER)  # fmt: skip
+        standing = done.superseded[0]["new"] if done.superseded else closure
+        assert store.superseded_by(closure) == ([standing] if done.superseded else [])
+        assert verdict(store, standing) == truth
+        assert store.get(standing, Closure).subject == SUBJECT
 
 
 def test_the_workbench_page_of_a_run_names_each_decision_with_its_dataset_path(store, tmp_path):
@@ -265,15 +274,9 @@ def test_the_workbench_page_of_a_run_names_each_decision_with_its_dataset_path(s
 @example(CORRECTED)
 @given(pipeline_world())
 def test_under_reruns_supersede_a_policy_decides_what_a_store_without_the_rewritten_runs_decides(tmp_path, world):
-    with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
-        here = Path(tmp)
-        store, fresh = LadybugStore(here / "s.lbug"), LadybugStore(here / "fresh.lbug")
-        try:
-            got = verdict(store, decide(store, world.events(), here, policy=SUPERSEDING))
-            truth = verdict(fresh, decide(fresh, without(world, rewritten_by_reading(world)), here))
-        finally:
-            store.close()
-            fresh.close()
+    with two_stores(tmp_path) as (store, fresh, here):
+        got = verdict(store, decide(store, world.events(), here, policy=SUPERSEDING))
+        truth = verdict(fresh, decide(fresh, without(world, rewritten_by_reading(world)), here))
     assert got == truth
     if world == CORRECTED:
         assert got[0] == "hold"  # the corrected report's failed test stands; the first report's pass is rewritten
