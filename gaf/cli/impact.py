@@ -57,8 +57,10 @@ def _impact(
 
     def text() -> None:
         out.print(headline(report), highlight=False)
+        paths = run_paths(report)
         shown = short_ids([*(a.id for a in report.affected), *(p for a in report.affected for p in a.path),
-                           *(c.closure for c in report.closures)])  # fmt: skip
+                           *(c.closure for c in report.closures), *(i for row in paths for i in row[:2]),
+                           *report.trigger.get("evidence", [])])  # fmt: skip
         print_rows([{"kind": a.kind, "id": shown[a.id], "status": a.status, "reason": a.reason,
                      "path": " → ".join(shown[p] for p in a.path)} for a in report.affected],
                    ("kind", "id", "status", "reason", "path"))  # fmt: skip
@@ -66,9 +68,9 @@ def _impact(
             columns = ("closure", "subject", "outcome", "verdict", "facts -lost ~weakened +gained")
             print_rows([dict(zip(columns, [shown[row[0]], *row[1:]])) for row in closure_rows(report)], columns,
                        title="closures, recomputed")  # fmt: skip
-        if rows := run_paths(report):
+        if rows := paths:
             t = report.trigger
-            out.print(f"the run is wrong: {t['why']}" + (f" (shown by {', '.join(shown.get(e, e) for e in t['evidence'])})" if t["evidence"] else "")
+            out.print(f"the run is wrong: {t['why']}" + (f" (shown by {', '.join(shown[e] for e in t['evidence'])})" if t["evidence"] else "")
                       + f"; it wrote {', '.join(t['wrote']) or 'nothing'}", highlight=False)  # fmt: skip
             print_rows([{"closure": shown[c], "claim": shown[k], "path": p} for c, k, p in rows], ("closure", "claim", "path"),
                        title="closures, by the dataset path from the run")  # fmt: skip
