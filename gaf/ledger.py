@@ -784,8 +784,11 @@ def ingest(
                 where, chosen = name or "<stream>", fmt
                 path = spool.enter_context(_spooled(source, fmt, where))  # type: ignore[arg-type]
             stamp = _file_stamp(path)
+            converted = spool.enter_context(_converted(path, where, recorded_at, lineage_skew)) if chosen == "openlineage" else None
 
             def reread() -> Iterator[Item]:
+                if converted is not None:
+                    return _converted_items(converted)
                 return items_of(path, chosen, name=where, at=recorded_at, skew=lineage_skew)
         else:
             given = [Item(r.to_json() if isinstance(r, Record) else r, f"item {i}") for i, r in enumerate(source)]
@@ -812,6 +815,32 @@ def ingest(
         if lacking:
             report.add(_cones_for_closures(store, lacking, recorded_at, mode), keep_ids)
         return report
+
+
+@contextmanager
+def _converted(path: Path, name: str, at: datetime, skew: float) -> Iterator[Path | None]:
+    """OpenLineage events read once into the items they become, kept in a temporary file of
+    ``[where, item]`` lines and deleted afterwards: an ingest reads its input up to six times
+    (two passes, three ranks of kinds), and each reading of the events themselves would check
+    every event again. None when an event is refused: the events are then read each time, so
+    every refusal is reported where it is, as for any input."""
+    with tempfile.TemporaryDirectory(prefix="gaf-lineage-") as folder:
+        out = Path(folder) / "items.jsonl"
+        refused = False
+        with out.open("w", encoding="utf-8") as f:
+            for item in _openlineage_items(path, name, at, skew):
+                if "__error__" in item.data:
+                    refused = True
+                    break
+                f.write(json.dumps([item.where, item.data], ensure_ascii=False) + "\n")
+        yield None if refused else out
+
+
+def _converted_items(path: Path) -> Iterator[Item]:
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            where, data = json.loads(line)
+            yield Item(data, where)
 
 
 @contextmanager

@@ -192,3 +192,16 @@ def test_the_checks_benchmark_opens_neo4j_with_the_credentials_the_store_takes_a
     assert found["verify"]["ok"] and found["verify_deep"]["closures_replayed"] == 2
     with pytest.raises(SystemExit, match="holds .* nodes"):  # a database that holds nodes is not emptied unless told
         checks.main(["--stores", "neo4j", "--claims", "10", "--repeat", "1"])
+
+
+def test_the_lineage_benchmark_ingests_one_stream_three_ways_into_the_same_store(tmp_path):
+    from bench import lineage
+
+    stream = lineage.events(120)
+    assert stream == lineage.events(120) and len({e["run"]["runId"] for e in stream}) > 10  # the same seed, the same stream
+    assert {e["eventType"] for e in stream} >= {"START", "COMPLETE"}
+    out = tmp_path / "lineage.json"
+    assert lineage.main(["--events", "120", "--clients", "2", "--json", str(out)]) == 0
+    found = json.loads(out.read_text())["stores"]["ladybug"]
+    assert found["same_store"] == {"openlineage_is_plain": True, "http_is_openlineage": True, "http_failed_requests": 0}
+    assert found["records"]["claim"] == 120 and set(found["events_per_s"]) == {"plain", "openlineage", "http"}
