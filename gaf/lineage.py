@@ -413,12 +413,15 @@ def _why(store: GafStore, run: Run) -> tuple[str, list[str]]:
 
 
 def superseded_reports(store: GafStore, claims: Iterable[Claim], until: str) -> set[str]:
-    """Of these claims, the reports of runs that a later run of the same job rewrote: one whose
-    COMPLETE report, recorded by ``until``, wrote a dataset the run wrote, after it did. What a
-    policy with ``reruns: supersede`` leaves out of its cone (``gaf.projection.cone``)."""
-    runs = {k: r for k, r in runs_of(claims).items() if r.job is not None and r.wrote}
+    """Of these claims, the reports of runs found wrong by what their pipeline reported, recorded
+    by ``until``: a run that a later run of the same job rewrote (its COMPLETE report wrote a
+    dataset the run wrote, after it did), and a run reported FAIL or ABORT after it completed.
+    What a policy with ``reruns: supersede`` leaves out of its cone (``gaf.projection.cone``)."""
+    every_run = runs_of(claims)
+    failed = _failed_after_complete(store, every_run, until)
+    runs = {k: r for k, r in every_run.items() if r.job is not None and r.wrote and k not in failed}
     if not runs:
-        return set()
+        return {c.id for k in failed for c in every_run[k].claims}
     jobs = sorted({r.job for r in runs.values() if r.job is not None})
     every = runs_of(c for c in store.claims_naming("of_job", jobs) if format_instant(c.recorded_at) <= until)
     out: set[str] = set()
@@ -426,6 +429,20 @@ def superseded_reports(store: GafStore, claims: Iterable[Claim], until: str) -> 
         if any(u.run != run.run and u.job == run.job and any(d in u.wrote and u.wrote[d] > w for d, w in run.wrote.items())
                for u in every.values()):  # fmt: skip
             out.update(c.id for c in run.claims)
+    return out | {c.id for k in failed for c in every_run[k].claims}
+
+
+def _failed_after_complete(store: GafStore, runs: dict[str, Run], until: str) -> set[str]:
+    """Which of these runs every report of theirs recorded by ``until`` shows FAIL or ABORT at
+    or after a COMPLETE (the reports read whole from the store: a FAIL states nothing a policy
+    reads, so it is not among the claims of a cone)."""
+    whole = _reports(store, runs)
+    out = set()
+    for k, run in whole.items():
+        states = [(at, state) for at, state, cid in run.states() if format_instant(next(c for c in run.claims if c.id == cid).recorded_at) <= until]
+        completed = [at for at, state in states if state == "COMPLETE"]
+        if completed and any(state in FAILED and at >= min(completed) for at, state in states):
+            out.add(k)
     return out
 
 

@@ -87,9 +87,11 @@ def why_by_reading(world: PipelineWorld) -> str:
 
 
 def rewritten_by_reading(world: PipelineWorld) -> set[int]:
-    """The runs a later completed run of the same job rewrote (a job writes one dataset)."""
+    """The runs a later completed run of the same job rewrote (a job writes one dataset), and
+    those reported failed after they completed."""
     return {r.index for r in world.runs if r.completed is not None
-            and any(u.job == r.job and u.completed is not None and u.completed > r.completed for u in world.runs)}  # fmt: skip
+            and (any(u.job == r.job and u.completed is not None and u.completed > r.completed for u in world.runs)
+                 or (r.failed is not None and r.failed > r.completed))}  # fmt: skip
 
 
 @contextmanager
@@ -270,8 +272,14 @@ def test_the_workbench_page_of_a_run_names_each_decision_with_its_dataset_path(s
     assert f'href="/impact/run/{CORRECTED.runs[0].subject}"' in page  # a report's page leads to its run's impact
 
 
+#: The report's last run passes its test, then is reported failed: under ``supersede`` it does
+#: not stand, nor does the run before it, which it rewrote.
+FAILED_LAST = PipelineWorld([_run(0, "report", 0, success=False), _run(1, "report", 10, failed_after=20)], bad=1)
+
+
 @settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @example(CORRECTED)
+@example(FAILED_LAST)
 @given(pipeline_world())
 def test_under_reruns_supersede_a_policy_decides_what_a_store_without_the_rewritten_runs_decides(tmp_path, world):
     with two_stores(tmp_path) as (store, fresh, here):
