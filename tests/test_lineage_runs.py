@@ -321,3 +321,32 @@ def test_the_cli_reports_and_reopens_a_run_as_the_library_does_and_refuses_an_un
     assert done.returncode == 0, done.stderr
     (step,) = json.loads(done.stdout)["superseded"]
     assert step["old"] == closure and (step["old_label"], step["new_label"]) == ("publish", "hold")
+
+
+def test_an_embedded_store_declared_before_run_invalidations_gains_their_table_and_relationships_and_migrates(tmp_path):
+    """A store file shaped as the gaf of version 5 left it (no RunInvalidation table, TRIGGERED_BY
+    and DECLARED_BY without its pairs: dropped here from a new store) is brought to the new
+    shape when opened for writing; ``gaf migrate`` stamps it, and a run can be reopened in it."""
+    from gaf.migrate import migrate
+    from gaf.records import SchemaVersion
+
+    path = tmp_path / "old.lbug"
+    old = LadybugStore(path)
+    try:
+        closure = decide(old, CORRECTED.events(), tmp_path)
+        old._write(lambda tx: tx.run("MATCH (s:SchemaVersion) DELETE s"))
+        old.put([SchemaVersion(version=5, at=NOW)], at=NOW)  # as the gaf of version 5 stamped it
+        for ddl in ("DROP TABLE VOIDS", "DROP TABLE EVIDENCED_BY", "ALTER TABLE TRIGGERED_BY DROP FROM Reopen TO RunInvalidation",
+                    "ALTER TABLE DECLARED_BY DROP FROM RunInvalidation TO Agent", "DROP TABLE RunInvalidation"):  # fmt: skip
+            old._conn.execute(ddl)
+    finally:
+        old.close()
+    store = LadybugStore(path)  # opened for writing: the table and the pairs are declared again
+    try:
+        assert store.schema_version() == 5
+        assert (migrate(store, at=LATER).before, store.schema_version()) == (5, 6)
+        done = reopen.after_run_invalidation(store, CORRECTED.runs[0].run_id, impact=impact, by=STEWARD.id, reason="r",
+                                             reviewer=STEWARD.id, at=LATER, as_of=LATER)  # fmt: skip
+        assert [s["old"] for s in done.superseded] == [closure] and len(store.find(RunInvalidation)) == 1
+    finally:
+        store.close()

@@ -21,7 +21,7 @@ import ladybug
 
 from gaf.errors import InvalidQuery, StoreError, StoreLocked, StoreUnavailable
 from gaf.store.base import BULK_BATCH, GafStore, Tx, WriteReport
-from gaf.store.schema import graph_schema
+from gaf.store.schema import SCHEMA_VERSION, graph_schema
 
 T = TypeVar("T")
 
@@ -323,10 +323,12 @@ class LadybugStore(GafStore):
             cols = "".join(f", {name} {kind}" for name, kind in columns.items())
             self._conn.execute(f"CREATE NODE TABLE IF NOT EXISTS {label}(id STRING PRIMARY KEY, kind STRING, body STRING, written_at STRING{cols})")
             self._add_missing_columns(label, {"written_at": "STRING", **columns})
+        current = self.stamped_version() == SCHEMA_VERSION  # a store at this version has every pair already
         for rel, pairs in schema.rels.items():
             ends = ", ".join(f"FROM {a} TO {b}" for a, b in pairs)
             self._conn.execute(f"CREATE REL TABLE IF NOT EXISTS `{rel}`({ends})")
-            self._add_missing_pairs(rel, pairs)
+            if not current:
+                self._add_missing_pairs(rel, pairs)
         self._stamp_if_new()
 
     def _add_missing_pairs(self, rel: str, pairs: list[tuple[str, str]]) -> None:
