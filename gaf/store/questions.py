@@ -47,6 +47,10 @@ R = TypeVar("R", bound=Record)
 
 #: Rows sent in one UNWIND statement; a transaction may carry several.
 STATEMENT_ROWS = 5000
+#: On LadybugDB, a question about at least this many records of a label, which are at least
+#: one in ``SCAN_SHARE`` of the label's nodes, scans the label once instead of asking per id.
+SCAN_AT = 32
+SCAN_SHARE = 50
 
 
 class Questions(abc.ABC):
@@ -442,10 +446,23 @@ class Questions(abc.ABC):
         rows: list[tuple[str, str, str]] = []
         for label, group in _by_label(ids).items():
             incoming = tuple(r for r in wanted if r in _INCOMING.get(label, ()))
-            if incoming:
-                template = _dependents_template(label, incoming, self.dialect, stamp is not None)
-                rows += [(t, d, r) for t, d, r in self._per_record(template, group, {"as_of": stamp} if stamp else None)]
+            if not incoming:
+                continue
+            if self.dialect == "ladybug" and self._scan_pays(label, len(group)):
+                scan = _dependents_scan(label, incoming, stamp is not None)
+                for chunk in chunks(group, STATEMENT_ROWS):
+                    rows += [(r["t"], r["d"], r["r"]) for r in self._rows(scan, {"ids": list(chunk), **({"as_of": stamp} if stamp else {})})]
+                continue
+            template = _dependents_template(label, incoming, self.dialect, stamp is not None)
+            rows += [(t, d, r) for t, d, r in self._per_record(template, group, {"as_of": stamp} if stamp else None)]
         return sorted(rows)
+
+    def _scan_pays(self, label: str, wanted: int) -> bool:
+        """Whether, on LadybugDB, one statement filtering a label's nodes by a list of ids beats
+        one indexed statement per id: it scans the label, so only when the ids are many and a
+        good share of it (``SCAN_SHARE``). Measured on the 500-closure impact world: the whole
+        of a label of 2,000 facts in 0.04 s by the scan, 1.1 s one id at a time."""
+        return wanted >= SCAN_AT and wanted * SCAN_SHARE >= int(self._rows(_COUNT[label])[0]["n"])
 
     def reach(self, ids: Iterable[str], rels: Iterable[str], *, depth: int, cap: int) -> Reach | None:
         """Everything that depends on ``ids`` within ``depth`` steps, in one statement per
@@ -767,6 +784,14 @@ def _dependents_template(dst: str, rels: tuple[str, ...], dialect: str, as_of: b
     when = "WHERE x.written_at IS NULL OR x.written_at <= $as_of " if as_of else ""
     rel_type = "label(r)" if dialect == "ladybug" else "type(r)"
     return f"MATCH (t:{dst} {{{{id: {{ID}}}}}})<-[r:{'|'.join(rels)}]-(x) {when}RETURN collect([{{ID}}, x.id, {rel_type}]) AS rows"
+
+
+@functools.cache
+def _dependents_scan(dst: str, rels: tuple[str, ...], as_of: bool) -> str:
+    # The same, for many records of label dst at once on LadybugDB: one scan of the label
+    # filtered by the list of ids (its primary-key index serves a single id only), a row per edge.
+    when = "AND (x.written_at IS NULL OR x.written_at <= $as_of) " if as_of else ""
+    return f"MATCH (t:{dst})<-[r:{'|'.join(rels)}]-(x) WHERE t.id IN $ids {when}RETURN t.id AS t, x.id AS d, label(r) AS r"
 
 
 # Everything that depends on the given records of one label, in one statement: Neo4j plans
