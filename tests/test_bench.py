@@ -194,14 +194,40 @@ def test_the_checks_benchmark_opens_neo4j_with_the_credentials_the_store_takes_a
         checks.main(["--stores", "neo4j", "--claims", "10", "--repeat", "1"])
 
 
-def test_the_lineage_benchmark_ingests_one_stream_three_ways_into_the_same_store(tmp_path):
+def test_the_lineage_benchmark_ingests_the_stream_three_ways_into_the_same_store_and_reports_the_ratios(tmp_path):
+    # A small stream on LadybugDB only (no Neo4j): plain, --format openlineage, HTTP one a request and batched.
     from bench import lineage
 
-    stream = lineage.events(120)
-    assert stream == lineage.events(120) and len({e["run"]["runId"] for e in stream}) > 10  # the same seed, the same stream
-    assert {e["eventType"] for e in stream} >= {"START", "COMPLETE"}
     out = tmp_path / "lineage.json"
-    assert lineage.main(["--events", "120", "--clients", "2", "--json", str(out)]) == 0
-    found = json.loads(out.read_text())["stores"]["ladybug"]
-    assert found["same_store"] == {"openlineage_is_plain": True, "http_is_openlineage": True, "http_failed_requests": 0}
-    assert found["records"]["claim"] == 120 and set(found["events_per_s"]) == {"plain", "openlineage", "http"}
+    assert lineage.main(["--events", "120", "--clients", "2", "--batch", "25", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    found = doc["stores"]["ladybug"]
+    assert doc["ok"] and found["same_store"]["ok"] and found["same_store"]["differ"] == {}
+    assert len(set(found["same_store"]["records"].values())) == 1 and found["same_store"]["counts"]["plain"]["claim"] == 120
+    for name in ("plain", "ingest", "http", "http_batched"):
+        assert found[name]["events"] == 120 and found[name]["per_s"] > 0 and found[name]["seconds"] > 0, name
+    for name in ("http", "http_batched"):
+        assert found[name]["errors"] == 0 and found[name]["nothing_lost"]["ok"] and found[name]["nothing_lost"]["answered"] > 0
+    assert (found["http"]["requests"], found["http_batched"]["requests"]) == (120, 5)
+    assert set(found["ratios"]) == {"ingest", "http", "http_batched"} and set(found["goals_met"]) == {"ingest", "http"}
+    assert found["ratios"]["ingest"] == round(found["ingest"]["per_s"] / found["plain"]["per_s"], 2)
+    assert doc["event_types"]["COMPLETE"] > doc["event_types"]["FAIL"] > 0 and len(doc["load_average"]["end"]) == 3
+
+
+def test_the_lineage_benchmark_stream_is_deterministic_and_carries_every_facet_gaf_maps_and_one_it_keeps_whole():
+    from bench.lineage import stream
+    from gaf.lineage import FACETS
+
+    events = stream(200)
+    assert events == stream(200) and events != stream(200, seed=26) and len(events) == 200
+    named = {name for e in events for d in e["outputs"] + e["inputs"] for name in d["facets"]}
+    assert set(FACETS) <= named and "gafBench_cost" in named
+
+
+def test_the_lineage_benchmark_finds_a_store_that_differs_by_one_record():
+    from bench.lineage import same_store
+
+    plain = {"claim": {"a", "b"}, "source": {"s"}}
+    assert same_store({"plain": plain, "ingest": {k: set(v) for k, v in plain.items()}})["ok"]
+    found = same_store({"plain": plain, "ingest": plain, "http": {"claim": {"a"}, "source": {"s"}, "agent": {"x"}}})
+    assert not found["ok"] and found["differ"] == {"http": {"agent": {"missing": 0, "extra": 1}, "claim": {"missing": 1, "extra": 0}}}
