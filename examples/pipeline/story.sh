@@ -19,19 +19,22 @@ echo "== 1. A store, the data steward, and gaf serve with a writer token for the
 gaf init > /dev/null
 gaf ingest "$HERE/people.yaml" > /dev/null
 SECRET=$(gaf token create --agent data-steward --role writer --json | field 'd["secret"]')
-PORT=$(python -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
-gaf serve --port "$PORT" > "$WORK/serve.log" 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2> /dev/null || true' EXIT
-python - "$PORT" <<'PY'
+# gaf serve in the background, logging to $1, waited for until it answers on $PORT.
+serve() {
+    gaf serve --port "$PORT" > "$1" 2>&1 &
+    SERVER=$!
+    python -c "
 import socket, sys, time
 for _ in range(200):
     try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.2).close()
+        socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=0.2).close()
         break
     except OSError:
-        time.sleep(0.05)
-PY
+        time.sleep(0.05)" "$PORT"
+}
+PORT=$(python -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+serve "$WORK/serve.log"
+trap 'kill $SERVER 2> /dev/null || true' EXIT
 # The OpenLineage client's HTTP transport, posting to gaf's endpoint with the token as its api_key.
 export OPENLINEAGE__TRANSPORT__TYPE=http OPENLINEAGE__TRANSPORT__URL="http://127.0.0.1:$PORT" \
        OPENLINEAGE__TRANSPORT__ENDPOINT=api/v1/lineage OPENLINEAGE__TRANSPORT__AUTH__TYPE=api_key \
@@ -54,17 +57,7 @@ CLOSURE1=$(gaf close "$GAF1" --rules publish-revenue-report --subject "$REPORT" 
 gaf verdict "$CLOSURE1" --json | field '"   verdict: " + d["label"]'
 
 echo "== 4. The seed is corrected (a large refund); dbt-ol build again: the report's positive test fails"
-gaf serve --port "$PORT" > "$WORK/serve-2.log" 2>&1 &
-SERVER=$!
-python - "$PORT" <<'PY'
-import socket, sys, time
-for _ in range(200):
-    try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.2).close()
-        break
-    except OSError:
-        time.sleep(0.05)
-PY
+serve "$WORK/serve-2.log"
 cp "$HERE/corrected/orders.csv" seeds/orders.csv
 "$TOOLS/dbt-ol" build --profiles-dir . --project-dir . > "$WORK/dbt-2.log" 2>&1 || true   # a failed test fails the build
 cp target/run_results.json "$WORK/run_results-2.json"
