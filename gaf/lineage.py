@@ -40,7 +40,7 @@ from gaf.settings import DEFAULT_LINEAGE_SKEW
 from gaf.types import TEXT_CHARS, format_instant
 
 if TYPE_CHECKING:
-    from gaf.store import GafStore
+    from gaf.store import Questions
 
 __all__ = ["FACETS", "InvalidEvent", "RestingOnRun", "UnknownEventType", "event_items", "key_of", "resting_on_run", "superseded_reports", "upstream_reports"]
 
@@ -349,11 +349,11 @@ def run_subject(text: str) -> str:
     return text if text.startswith("run:") else key_of("run", text)
 
 
-def _reports(store: GafStore, runs: Iterable[str]) -> dict[str, Run]:
+def _reports(store: Questions, runs: Iterable[str]) -> dict[str, Run]:
     return runs_of(store.cone_claims(sorted(set(runs)), [], ["of_job"]))
 
 
-def resting_on_run(store: GafStore, run: str) -> RestingOnRun:
+def resting_on_run(store: Questions, run: str) -> RestingOnRun:
     """Every claim that rests on a run, found wrong: the run's own reports, and downstream the
     reports of each run that read a dataset in the version a voided run wrote (it began at or
     after that write and before the dataset's next write by another run), with the path."""
@@ -378,7 +378,7 @@ def resting_on_run(store: GafStore, run: str) -> RestingOnRun:
     return RestingOnRun(subject, found.job, why, evidence, sorted(found.wrote), dict(sorted(claims.items())))
 
 
-def _readers_of_version(store: GafStore, dataset: str, written: str, writer: str) -> list[Run]:
+def _readers_of_version(store: Questions, dataset: str, written: str, writer: str) -> list[Run]:
     """The runs that read the version of ``dataset`` that ``writer`` wrote at ``written``."""
     writers = _reports(store, _runs_naming(store, "wrote", dataset))
     later = [w.wrote[dataset] for w in writers.values() if w.run != writer and dataset in w.wrote and w.wrote[dataset] > written]
@@ -388,13 +388,13 @@ def _readers_of_version(store: GafStore, dataset: str, written: str, writer: str
             if k != writer and dataset in r.read and written <= r.began and (until is None or r.began < until)]  # fmt: skip
 
 
-def _runs_naming(store: GafStore, predicate: str, target: str) -> set[str]:
+def _runs_naming(store: Questions, predicate: str, target: str) -> set[str]:
     """The runs some claim says ``predicate(run, target)`` of: a dataset read or written, a job."""
     return {st.subject for c in store.claims_naming(predicate, [target]) for st in c.statements
             if st.predicate == predicate and st.object == target and st.subject.startswith("run:")}  # fmt: skip
 
 
-def _why(store: GafStore, run: Run) -> tuple[str, list[str]]:
+def _why(store: Questions, run: Run) -> tuple[str, list[str]]:
     """Why the store shows the run wrong, and the claims that show it: a FAIL or ABORT after a
     COMPLETE of it; else a later COMPLETE run of its job that wrote one of the datasets it wrote."""
     states = run.states()
@@ -412,7 +412,7 @@ def _why(store: GafStore, run: Run) -> tuple[str, list[str]]:
     return "declared", []
 
 
-def superseded_reports(store: GafStore, claims: Iterable[Claim], until: str) -> set[str]:
+def superseded_reports(store: Questions, claims: Iterable[Claim], until: str) -> set[str]:
     """Of these claims, the reports of runs found wrong by what their pipeline reported, recorded
     by ``until``: a run that a later run of the same job rewrote (its COMPLETE report wrote a
     dataset the run wrote, after it did), and a run reported FAIL or ABORT after it completed.
@@ -432,7 +432,7 @@ def superseded_reports(store: GafStore, claims: Iterable[Claim], until: str) -> 
     return out | {c.id for k in failed for c in every_run[k].claims}
 
 
-def _failed_after_complete(store: GafStore, runs: dict[str, Run], until: str) -> set[str]:
+def _failed_after_complete(store: Questions, runs: dict[str, Run], until: str) -> set[str]:
     """Which of these runs every report of theirs recorded by ``until`` shows FAIL or ABORT at
     or after a COMPLETE (the reports read whole from the store: a FAIL states nothing a policy
     reads, so it is not among the claims of a cone)."""
@@ -446,7 +446,7 @@ def _failed_after_complete(store: GafStore, runs: dict[str, Run], until: str) ->
     return out
 
 
-def upstream_reports(store: GafStore, claims: Iterable[Claim]) -> list[Claim]:
+def upstream_reports(store: Questions, claims: Iterable[Claim]) -> list[Claim]:
     """Every report of the runs these claims report on and of the runs upstream of them: for
     each dataset a run read, the run that wrote the version it read (the last to complete a
     write of it before the reader began), and so on up to datasets no run wrote — what a walk

@@ -29,7 +29,7 @@ from gaf.canonical import kind_of, kind_prefix
 from gaf.errors import InvalidRecord, UnknownReference
 from gaf.lineage import resting_on_run
 from gaf.records import GAF, ActionStatus, Claim, Closure, Record
-from gaf.store import GafStore, Snapshot
+from gaf.store import Questions
 from gaf.types import Interval, Progress, format_instant, no_progress
 from impact.confirm import Change, ClosureImpact, Confirmation, confirm, reach
 
@@ -144,7 +144,7 @@ WALKING = "walking the dependencies"
 
 
 def walk(
-    store: GafStore,
+    store: Questions,
     triggers: dict[str, Reason],
     *,
     trigger: dict[str, Any],
@@ -202,7 +202,7 @@ class _Expansion:
 
 
 def _expand_by_level(
-    q: Snapshot, triggers: dict[str, Reason], as_of: datetime | None, limits: Limits, progress: Progress
+    q: Questions, triggers: dict[str, Reason], as_of: datetime | None, limits: Limits, progress: Progress
 ) -> _Expansion:
     """One batched statement per label per level; honours every limit and as-of."""
     started = time.monotonic()
@@ -223,7 +223,7 @@ def _expand_by_level(
     return out
 
 
-def _expand_at_once(q: Snapshot, triggers: dict[str, Reason], limits: Limits) -> _Expansion | None:
+def _expand_at_once(q: Questions, triggers: dict[str, Reason], limits: Limits) -> _Expansion | None:
     """The whole expansion in one statement per trigger label, where the store can (present state).
 
     The levels are then replayed in memory over the edges found, so the result is the
@@ -251,7 +251,7 @@ def _expand_at_once(q: Snapshot, triggers: dict[str, Reason], limits: Limits) ->
 
 
 def _walk(
-    q: Snapshot, triggers: dict[str, Reason], trigger: dict[str, Any], as_of: datetime | None,
+    q: Questions, triggers: dict[str, Reason], trigger: dict[str, Any], as_of: datetime | None,
     limits: Limits, progress: Progress, required: str | None,
 ) -> ImpactReport:  # fmt: skip
     stamp = format_instant(as_of) if as_of else None
@@ -323,7 +323,7 @@ def _statuses(
     return status
 
 
-def _executed_actions(q: Snapshot, actions: list[str], stamp: str | None) -> list[str]:
+def _executed_actions(q: Questions, actions: list[str], stamp: str | None) -> list[str]:
     """The affected actions whose effect stands (latest status, as of the stamp, is executed):
     not those already compensated, and not the compensations themselves — undoing an effect
     of a decision now in doubt needs no undoing."""
@@ -344,48 +344,63 @@ def _executed_actions(q: Snapshot, actions: list[str], stamp: str | None) -> lis
 # ---------------------------------------------------------------------- the questions
 
 
-def source_invalidated(store: GafStore, source_id: str, **kw: Any) -> ImpactReport:
+def source_invalidated(store: Questions, source_id: str, **kw: Any) -> ImpactReport:
     """Everything that rests on a source: its claims and all that was built on them, each
     reached closure confirmed by recomputing it without the source's claims."""
     _require_kind(source_id, "source")
-    report = walk(store, {source_id: "positive"}, trigger={"kind": "source_invalidated", "id": source_id}, required=source_id, **kw)
-    return _confirmed(store, report, Change.removing(store.find(Claim, source=source_id)), **kw)
+
+    def report(q: Questions) -> ImpactReport:
+        walked = walk(q, {source_id: "positive"}, trigger={"kind": "source_invalidated", "id": source_id}, required=source_id, **kw)
+        return _confirmed(q, walked, Change.removing(q.find(Claim, source=source_id)), **kw)
+
+    return store.snapshot(report)
 
 
-def claim_retracted(store: GafStore, claim_id: str, **kw: Any) -> ImpactReport:
+def claim_retracted(store: Questions, claim_id: str, **kw: Any) -> ImpactReport:
     """Everything that rests on one claim, each reached closure confirmed by recomputing it without the claim."""
     _require_kind(claim_id, "claim")
-    report = walk(store, {claim_id: "positive"}, trigger={"kind": "claim_retracted", "id": claim_id}, required=claim_id, **kw)
-    return _confirmed(store, report, Change.removing([store.get(claim_id, Claim)]), **kw)
+
+    def report(q: Questions) -> ImpactReport:
+        walked = walk(q, {claim_id: "positive"}, trigger={"kind": "claim_retracted", "id": claim_id}, required=claim_id, **kw)
+        return _confirmed(q, walked, Change.removing([q.get(claim_id, Claim)]), **kw)
+
+    return store.snapshot(report)
 
 
-def run_invalidated(store: GafStore, run: str, **kw: Any) -> ImpactReport:
+def run_invalidated(store: Questions, run: str, **kw: Any) -> ImpactReport:
     """Everything that rests on a pipeline run found wrong (``gaf.lineage.resting_on_run``): its
     reports, those of the runs downstream of what it wrote, and all built on them, each reached
     closure confirmed by recomputing it without those claims. The trigger says why the run is
     wrong and, for each claim, the path of runs and datasets from the run to it."""
-    found = resting_on_run(store, run)
-    trigger = {"kind": "run_invalidated", "id": found.run} | found.to_dict()
-    report = walk(store, dict.fromkeys(found.claims, "positive"), trigger=trigger, **kw)
-    return _confirmed(store, report, Change.removing(store.get_many(found.claims, Claim).values()), **kw)
+
+    def report(q: Questions) -> ImpactReport:
+        found = resting_on_run(q, run)
+        trigger = {"kind": "run_invalidated", "id": found.run} | found.to_dict()
+        walked = walk(q, dict.fromkeys(found.claims, "positive"), trigger=trigger, **kw)
+        return _confirmed(q, walked, Change.removing(q.get_many(found.claims, Claim).values()), **kw)
+
+    return store.snapshot(report)
 
 
-def new_claim(store: GafStore, claim: Claim, **kw: Any) -> ImpactReport:
+def new_claim(store: Questions, claim: Claim, **kw: Any) -> ImpactReport:
     """What new evidence would disturb: every closed scope it falls into and all that relied
     on the absence of claims there (negative dependencies), every evaluation and GAF
     that already weighed, left unresolved or rejected a proposition it states (positive),
     and every closure whose cone it falls into — each confirmed by recomputing it with the claim."""
-    scopes = scopes_hit(store, claim)
-    stated = sorted(store.exists({st.proposition().id for st in claim.statements}))
-    triggers: dict[str, Reason] = {p: "positive" for p in stated}
-    triggers.update({d: "negative" for d in scopes})
-    trigger = {"kind": "new_claim", "id": claim.id, "scopes": scopes, "propositions": stated}
-    report = walk(store, triggers, trigger=trigger, **kw)
-    return _confirmed(store, report, Change.adding([claim]), **kw)
+
+    def report(q: Questions) -> ImpactReport:
+        scopes = scopes_hit(q, claim)
+        stated = sorted(q.exists({st.proposition().id for st in claim.statements}))
+        triggers: dict[str, Reason] = {p: "positive" for p in stated}
+        triggers.update({d: "negative" for d in scopes})
+        trigger = {"kind": "new_claim", "id": claim.id, "scopes": scopes, "propositions": stated}
+        return _confirmed(q, walk(q, triggers, trigger=trigger, **kw), Change.adding([claim]), **kw)
+
+    return store.snapshot(report)
 
 
 def _confirmed(
-    store: GafStore, report: ImpactReport, change: Change, *, limits: Limits = Limits(), as_of: datetime | None = None,
+    store: Questions, report: ImpactReport, change: Change, *, limits: Limits = Limits(), as_of: datetime | None = None,
     progress: Progress = no_progress, **_: Any,
 ) -> ImpactReport:  # fmt: skip
     """The walk's report with every reached closure recomputed: statuses of facts, GAFs, closures,
@@ -408,7 +423,7 @@ def _confirmed(
     return report
 
 
-def _restate(store: GafStore, report: ImpactReport, conf: Confirmation, closures: dict[str, Closure]) -> None:
+def _restate(store: Questions, report: ImpactReport, conf: Confirmation, closures: dict[str, Closure]) -> None:
     """Statuses of what each recomputed closure rests on become recomputation's; what belongs to no
     recomputed closure (a GAF never closed, a claim, an evaluation) keeps the walk's."""
     walked = report.by_id()
@@ -416,15 +431,18 @@ def _restate(store: GafStore, report: ImpactReport, conf: Confirmation, closures
     moved = {c.closure: c for c in conf.closures}
     covered: set[str] = set()  # every record whose status recomputation decides
     status: dict[str, Status] = {}
-    gafs: dict[str, GAF] = {}  # closures of one projection share its GAF: read it once
+    recomputed = {cid: c for cid, c in closures.items() if cid not in moved or moved[cid].outcome != "not_confirmed"}
+    gafs = store.get_many({c.gaf for c in recomputed.values()}, GAF)
+    deciding = store.verdicts_of(recomputed)
+    executing = store.actions_of(v for vs in deciding.values() for v in vs)
     for cid, closure in sorted(closures.items()):
         found = moved.get(cid)
         if found is not None and found.outcome == "not_confirmed":
             status[cid] = "unconfirmed"
             continue
-        gaf = gafs.get(closure.gaf) or gafs.setdefault(closure.gaf, store.get(closure.gaf, GAF))
-        verdicts = store.verdicts_deciding(cid)
-        actions = store.actions_executing(verdicts) if verdicts else []
+        gaf = gafs[closure.gaf]
+        verdicts = deciding.get(cid, [])
+        actions = sorted({a for v in verdicts for a in executing.get(v, ())})
         covered.update([cid, gaf.id, *gaf.facts, *gaf.derivations, *verdicts, *actions])
         if found is None:
             continue  # unaffected
@@ -456,11 +474,11 @@ def _restate(store: GafStore, report: ImpactReport, conf: Confirmation, closures
         report.cut.append(f"{conf.reached - conf.recomputed} of {conf.reached} reached closures not recomputed")
 
 
-def _executed_now(store: GafStore, actions: list[str]) -> list[str]:
+def _executed_now(store: Questions, actions: list[str]) -> list[str]:
     return store.snapshot(lambda q: _executed_actions(q, actions, None))
 
 
-def scopes_hit(store: GafStore, claim: Claim) -> list[str]:
+def scopes_hit(store: Questions, claim: Claim) -> list[str]:
     """The closed scopes a claim falls into: same source and predicate, matching subject
     and object patterns, valid time overlapping the declared interval."""
     hit = []
@@ -479,7 +497,7 @@ def _instant_interval(at: datetime) -> Interval:
 
 
 def policy_changed(
-    store: GafStore, policy_id: str, *, effective: datetime | None = None, retroactive: bool = False, **kw: Any
+    store: Questions, policy_id: str, *, effective: datetime | None = None, retroactive: bool = False, **kw: Any
 ) -> ImpactReport:
     """Every closure decided under a policy or rules version that a change would reach:
     those closed on or after the effective date, or all of them if the change is retroactive."""
@@ -505,7 +523,7 @@ def _require_kind(record_id: str, kind: str) -> None:
         raise InvalidRecord(f"{record_id} is not a {kind} id")
 
 
-def _require(store: GafStore, record_id: str, kind: str) -> Record:
+def _require(store: Questions, record_id: str, kind: str) -> Record:
     _require_kind(record_id, kind)
     record = store.get(record_id)
     if record is None:

@@ -40,15 +40,15 @@ from gaf.projection import (
     Evaluated,
     PolicyFacts,
     ReviewPolicy,
-    cone_claims,
     cone_predicates,
+    cones_claims,
     evaluate_over,
     ground_of,
     in_cone,
-    recorded_review,
+    recorded_reviews,
 )
 from gaf.records import GAF, Claim, Closure, Cone, Derivation, Evaluation, Projection, Proposition, Verdict, VerdictRules
-from gaf.store import GafStore
+from gaf.store import Questions
 from gaf.store.schema import CONES_RECORDED
 from gaf.types import Progress, format_instant, no_progress
 from gaf.verdict import Judgement, judge
@@ -166,7 +166,7 @@ class Reached:
     note: str = ""
 
 
-def reach(store: GafStore, change: Change) -> Reached:
+def reach(store: Questions, change: Change) -> Reached:
     """The standing closures whose cone holds an atom the change touches, by id.
 
     On a store at the current schema every closure's cone was recorded when it was closed
@@ -193,7 +193,7 @@ def reach(store: GafStore, change: Change) -> Reached:
     return Reached([found[k] for k in sorted(found)], "cones", note)
 
 
-def reached(store: GafStore, change: Change) -> list[Closure]:
+def reached(store: Questions, change: Change) -> list[Closure]:
     """The standing closures a change reaches (``reach``), by id."""
     return reach(store, change).closures
 
@@ -222,7 +222,7 @@ def _matching_keys(keys: Iterable[tuple[str, str, str]], atoms: Iterable[tuple[s
     return sorted(out)
 
 
-def _reached_by_policy(store: GafStore, change: Change) -> list[Closure]:
+def _reached_by_policy(store: Questions, change: Change) -> list[Closure]:
     """Reach without recorded cones: each policy's cone computed from the policy itself."""
     out: dict[str, Closure] = {}
     for policy in sorted(store.find(Projection), key=lambda p: p.id):
@@ -241,7 +241,7 @@ CONFIRMING = "confirming the closures"
 
 
 def confirm(
-    store: GafStore, change: Change, closures: Iterable[Closure], *, count: int = 10_000, seconds: float | None = None,
+    store: Questions, change: Change, closures: Iterable[Closure], *, count: int = 10_000, seconds: float | None = None,
     review: ReviewPolicy | None = None, clock: Callable[[], float] = time.monotonic, progress: Progress = no_progress,
 ) -> Confirmation:  # fmt: skip
     """Recompute each closure with the change applied, at most ``count`` of them and for at most
@@ -256,6 +256,7 @@ def confirm(
     out = Confirmation(reached=sum(len(g) for g in groups.values()))
     done = 0
     progress(CONFIRMING, done, out.reached)
+    read = _Read.of(store, [c for key in _within(groups, count) for c in groups[key]], review)
     for key in sorted(groups):
         group = sorted(groups[key], key=lambda c: c.id)
         over = _over(out.recomputed + len(group), count, seconds, clock() - started)
@@ -264,9 +265,9 @@ def confirm(
             done += len(group)
             progress(CONFIRMING, done, out.reached)
             continue
-        policy = store.get(key[0], Projection)
+        policy = read.policies[key[0]]
         as_of = group[0].as_of
-        claims = cone_claims(store, policy, as_of)
+        claims = read.cones[(policy.id, as_of)]
         before = evaluate_over(policy, claims, as_of=as_of)
         changed = [c for c in claims if c.id not in change.dropped] + [_arriving(n, policy, as_of) for n in change.added]
         after = evaluate_over(policy, changed, as_of=as_of)
@@ -275,8 +276,9 @@ def confirm(
         for closure in group:
             key = (closure.gaf, closure.rules)
             if key not in bases:
-                bases[key] = _basis(store, closure, policy, before, after, sources, review)
-            impact = _recompute(store, closure, policy, before, after, bases[key])
+                gaf = read.gafs[closure.gaf]
+                bases[key] = _basis(gaf, read.rules[closure.rules], read.reviews[gaf.id], before, after, sources)
+            impact = _recompute(closure, read.verdicts.get(closure.id), policy, before, after, bases[key])
             out.recomputed += 1
             done += 1
             progress(CONFIRMING, done, out.reached)
@@ -286,6 +288,50 @@ def confirm(
                 out.closures.append(impact)
     out.closures.sort(key=lambda c: c.closure)
     return out
+
+
+def _within(groups: dict[tuple[str, str], list[Closure]], count: int) -> list[tuple[str, str]]:
+    """The groups the count limit lets ``confirm`` recompute (in its order: a group that does not
+    fit is left, a smaller one after it may)."""
+    out, total = [], 0
+    for key in sorted(groups):
+        if total + len(groups[key]) <= count:
+            total += len(groups[key])
+            out.append(key)
+    return out
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What recomputing some closures reads besides their cones, read at once for all of them:
+    their policies, GAFs, rules, the verdict stored for each, and each GAF's review policy."""
+
+    policies: dict[str, Projection]
+    gafs: dict[str, GAF]
+    rules: dict[str, VerdictRules]
+    #: closure id -> the verdict stored for it (the first by id), where one was
+    verdicts: dict[str, Verdict]
+    #: GAF id -> the review policy it is recomputed under
+    reviews: dict[str, ReviewPolicy]
+    #: (policy id, as-of) -> the claims of its cone (``cones_claims``)
+    cones: dict[tuple[str, datetime], list[Claim]]
+
+    @classmethod
+    def of(cls, store: Questions, closures: list[Closure], review: ReviewPolicy | None) -> _Read:
+        gafs = store.get_many({c.gaf for c in closures}, GAF)
+        deciding = store.verdicts_of(c.id for c in closures)
+        first = {closure: ids[0] for closure, ids in deciding.items()}
+        stored = store.get_many(first.values(), Verdict)
+        reviews = {g: review for g in gafs} if review is not None else recorded_reviews(store, gafs.values())
+        policies = store.get_many({c.projection for c in closures}, Projection)
+        return cls(
+            policies=policies,
+            gafs=gafs,
+            rules=store.get_many({c.rules for c in closures}, VerdictRules),
+            verdicts={closure: stored[v] for closure, v in first.items()},
+            reviews=reviews,
+            cones=cones_claims(store, [(policies[c.projection], c.as_of) for c in closures]),
+        )
 
 
 def _over(total: int, count: int, seconds: float | None, spent: float) -> str:
@@ -322,11 +368,8 @@ class _Basis:
 
 
 def _basis(
-    store: GafStore, closure: Closure, policy: Projection, before: Evaluated, after: Evaluated,
-    sources: dict[str, str], review: ReviewPolicy | None,
+    gaf: GAF, rules: VerdictRules, review: ReviewPolicy, before: Evaluated, after: Evaluated, sources: dict[str, str],
 ) -> _Basis:  # fmt: skip
-    gaf = store.get(closure.gaf, GAF)
-    review = review if review is not None else recorded_review(store, gaf)
     kept = set(gaf.facts)
     accepted_before = [c for c in before.candidates if c.fact.id in kept]
     previously_routed = {c.fact.id for c in review.split(before)[1]}
@@ -335,7 +378,7 @@ def _basis(
     stated_before = {c.proposition.id: c.proposition for c in accepted_before}
     stated_after = {c.proposition.id: c.proposition for c in accepted_after}
     return _Basis(
-        rules=store.get(closure.rules, VerdictRules),
+        rules=rules,
         accepted_before=accepted_before,
         accepted_after=accepted_after,
         waiting=[c for c in routed if c.fact.id not in previously_routed],
@@ -345,12 +388,11 @@ def _basis(
     )
 
 
-def _recompute(store: GafStore, closure: Closure, policy: Projection, before: Evaluated, after: Evaluated, b: _Basis) -> ClosureImpact:
+def _recompute(closure: Closure, stored: Verdict | None, policy: Projection, before: Evaluated, after: Evaluated, b: _Basis) -> ClosureImpact:
     rules = b.rules
-    stored = store.find(Verdict, closure=closure.id)
     base = _judge(rules, policy, before, b.accepted_before, closure.subject)
     now = _judge(rules, policy, after, b.accepted_after, closure.subject)
-    impact = ClosureImpact(closure.id, closure.subject, "unaffected", _judged(stored[0] if stored else base), _judged(now))
+    impact = ClosureImpact(closure.id, closure.subject, "unaffected", _judged(stored if stored is not None else base), _judged(now))
     impact.rules_moved = sorted(r.name for r, was in zip(now.rules, base.rules, strict=True) if r.activation != was.activation)
     impact.facts, impact.gained, impact.resettled = b.facts, b.gained, b.resettled
     impact.awaiting_review = sorted(text(c.proposition) for c in b.waiting)

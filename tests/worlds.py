@@ -28,6 +28,10 @@ and derived predicates, a closure per subject and actions on some verdicts; ``tr
 draws a change to one (a source invalidated, a claim retracted, a new claim).
 ``tests/impact_truth.py`` stores them through gaf's own paths.
 
+``cone_questions()`` draws a stored world's ledger with source invalidations recorded at
+several times, and several (policy, as-of) questions of other scopes, predicates and cut-offs
+about it: what the cone of each reads, asked one at a time or all at once.
+
 ``hold_world()`` draws several subjects, each due or not and held or not under holds of
 several kinds, with the holds declared complete for some subjects only, and a rule that
 reads ``not`` over whether a subject is held — so what is known of one subject must never
@@ -493,6 +497,45 @@ def changed_world(draw) -> tuple[LedgerWorld, Trigger]:
     """A random stored world and a change drawn from it."""
     w = draw(ledger_world())
     return w, draw(trigger(w))
+
+
+#: Subject patterns a cone question's policy may be scoped to, over ``SUBJECTS``.
+SCOPES = ("*", "case:*", "case:1", "case:2", "case:1*", "case:3", "other:*")
+
+
+@dataclass(frozen=True)
+class ConeQuestions:
+    """A stored world's ledger with source invalidations recorded at several times, and
+    several (policy, as-of) questions about it: policies of other scopes, predicates and
+    cut-offs than the world's own, as-ofs before and after the invalidations."""
+
+    world: LedgerWorld
+    questions: list[tuple[Projection, datetime]]
+
+
+@st.composite
+def cone_questions(draw) -> ConeQuestions:
+    """A ``ledger_world`` with up to three invalidations (from any time, recorded at any time
+    within the claims' span) and two to six questions: each a policy trusting some of the
+    world's sources for some predicates, scoped to one or two ``SCOPES``, with or without a
+    cut-off, asked as of ``AT`` or some hours before."""
+    world = draw(ledger_world())
+    hours = st.integers(0, 36)
+    invalidations = [
+        SourceInvalidation(source=draw(st.sampled_from(world.sources)).id, by=REVIEWER_AGENT.id, reason="drawn",
+                           invalid_from=AT - timedelta(hours=draw(hours)), recorded_at=AT - timedelta(hours=draw(hours)))
+        for _ in range(draw(st.integers(0, 3)))
+    ]  # fmt: skip
+    questions = []
+    for n in range(draw(st.integers(2, 6))):
+        # Few predicate sets, so that policies often read the same ones (and are asked together).
+        trust = [{"source": source.id, "predicates": list(draw(st.sampled_from([BASE, BASE[:2], BASE[2:3]])))}
+                 for source in draw(st.lists(st.sampled_from(world.sources), min_size=1, max_size=2, unique=True))]  # fmt: skip
+        cutoff = draw(st.none() | hours.map(lambda h: AT - timedelta(hours=h)))
+        policy = Projection(name=f"cone-{n}", version=1, question="q", trust=trust, cutoff=cutoff,
+                            scope={"subjects": draw(st.lists(st.sampled_from(SCOPES), min_size=1, max_size=2, unique=True))})  # fmt: skip
+        questions.append((policy, AT - timedelta(hours=draw(st.sampled_from([0, 0, 3, 12])))))
+    return ConeQuestions(replace(world, invalidations=invalidations), questions)
 
 
 # ---------------------------------------------------------------------- worlds a test pins

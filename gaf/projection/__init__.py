@@ -18,9 +18,9 @@ about each proposition come to), ``facts`` (the fact base derivation rules read)
 
 from __future__ import annotations
 
-from gaf.projection.acceptance import AcceptReport, Projected, ReviewPolicy, accept, project, recorded_review
+from gaf.projection.acceptance import AcceptReport, Projected, ReviewPolicy, accept, project, recorded_review, recorded_reviews
 from gaf.projection.candidates import Candidate, Evaluated, evaluate, evaluate_over
-from gaf.projection.cone import cone_claims, cone_predicates, established_predicates, in_cone, program_of
+from gaf.projection.cone import cone_claims, cone_predicates, cones_claims, established_predicates, in_cone, program_of
 from gaf.projection.facts import TRUTH_OF, PolicyFacts, bind_head, evaluated_entries, ground_of, proposition_of
 from gaf.projection.weighing import closed_scopes, declaration_problems, evaluate_claims
 
@@ -51,6 +51,7 @@ __all__ = [
     "bind_head",
     "closed_scopes",
     "cone_claims",
+    "cones_claims",
     "cone_predicates",
     "declaration_problems",
     "established_predicates",
@@ -64,4 +65,5 @@ __all__ = [
     "project",
     "proposition_of",
     "recorded_review",
+    "recorded_reviews",
 ]

@@ -7,6 +7,7 @@ writes the GAF snapshot, in one call.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,6 +20,7 @@ from gaf.projection.facts import ground_of
 from gaf.records import GAF, Decision, Derivation, Projection, Proposition, Record, ReviewSettings
 from gaf.records.ledger import statement_text
 from gaf.store.base import GafStore, ItemError, WriteReport
+from gaf.store.questions import Questions
 from gaf.types import Progress, no_progress
 
 
@@ -223,9 +225,25 @@ def project(
     return Projected(evaluated, evaluated.gaf([c.id for c in auto]), auto, routed, report)
 
 
-def recorded_review(store: GafStore, gaf: GAF) -> ReviewPolicy:
+def recorded_review(store: Questions, gaf: GAF) -> ReviewPolicy:
     """The review policy a GAF was accepted under, as its decisions recorded it, keeping every
     fact it accepted: recomputing with it never drops a fact a person or the policy accepted."""
-    decisions = store.get_many(store.decisions_accepting(gaf.facts), Decision) if gaf.facts else {}
-    thresholds = sorted(d.review.auto_accept_at for d in decisions.values() if d.review is not None)
-    return ReviewPolicy(auto_accept_at=thresholds[0] if thresholds else 1.0, keep=frozenset(gaf.facts))
+    return recorded_reviews(store, [gaf])[gaf.id]
+
+
+def recorded_reviews(store: Questions, gafs: Iterable[GAF]) -> dict[str, ReviewPolicy]:
+    """``recorded_review`` for many GAFs, their decisions read at once: GAF id -> the lowest
+    threshold of the decisions that accepted any of its facts (1.0 when none recorded one)."""
+    gafs = list(gafs)
+    facts = sorted({f for gaf in gafs for f in gaf.facts})
+    decisions = store.get_many(store.decisions_accepting(facts), Decision) if facts else {}
+    thresholds: dict[str, list[float]] = defaultdict(list)
+    for decision in decisions.values():
+        if decision.review is not None:
+            for fact in decision.accepted:
+                thresholds[fact].append(decision.review.auto_accept_at)
+    out = {}
+    for gaf in gafs:
+        found = [t for fact in gaf.facts for t in thresholds.get(fact, ())]
+        out[gaf.id] = ReviewPolicy(auto_accept_at=min(found, default=1.0), keep=frozenset(gaf.facts))
+    return out

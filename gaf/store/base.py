@@ -282,9 +282,7 @@ class GafStore(Questions):
         # Each named question (gaf.store.questions) in its own read transaction.
         return self.read(cypher, params)
 
-    def snapshot(self, work: Callable[[Snapshot], T]) -> T:
-        """Run ``work`` with the named questions answered in one read transaction:
-        every answer describes one state of the graph, even while writers append."""
+    def snapshot(self, work: Callable[[Questions], T]) -> T:
         return self._read(lambda tx: work(Snapshot(tx, self.dialect, self.location)))
 
     def schema(self) -> GraphSchema:

@@ -44,6 +44,7 @@ from gaf.store.schema import label_of
 from gaf.types import format_instant
 
 R = TypeVar("R", bound=Record)
+T = TypeVar("T")
 
 #: Rows sent in one UNWIND statement; a transaction may carry several.
 STATEMENT_ROWS = 5000
@@ -60,6 +61,14 @@ class Questions(abc.ABC):
     dialect: str
     #: where the store lives, for messages (a URI or a directory)
     location: str
+    #: records already parsed, by id, while one snapshot lasts (None: each read parses afresh).
+    #: Ids are content hashes, so a record read twice is the same record: parsing it once is enough.
+    _memo: dict[str, Record] | None = None
+
+    @abc.abstractmethod
+    def snapshot(self, work: Callable[[Questions], T]) -> T:
+        """Run ``work`` with the named questions answered in one read transaction: every answer
+        describes one state of the graph, even while writers append (a snapshot's own is itself)."""
 
     @abc.abstractmethod
     def _rows(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -166,9 +175,17 @@ class Questions(abc.ABC):
         return {rid: {name: sorted(found) for name, found in fields.items()} for rid, fields in held.items()}
 
     def _parsed(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:
-        """Records from stored (id, body) rows, in the rows' order, with their member lists."""
-        held = self.held_members(rows)
-        return [parse_body(row["body"], row["id"], held.get(row["id"])) for row in rows]
+        """Records from stored (id, body) rows, in the rows' order, with their member lists
+        (within a snapshot, each record parsed once)."""
+        memo = self._memo if self._memo is not None else {}
+        held = self.held_members([row for row in rows if row["id"] not in memo])
+        out = []
+        for row in rows:
+            record = memo.get(row["id"])
+            if record is None:
+                record = memo[row["id"]] = parse_body(row["body"], row["id"], held.get(row["id"]))
+            out.append(record)
+        return out
 
     def resolve_id(self, text: str, kinds: Sequence[str] = ()) -> str:
         """The stored record an id as a person types it names: a whole id, or a unique prefix of
@@ -356,6 +373,16 @@ class Questions(abc.ABC):
         """The actions that execute any of these verdicts."""
         return sorted(row["id"] for row in self._rows(_ACTIONS_EXECUTING, {"ids": list(verdict_ids)}))
 
+    def verdicts_of(self, closure_ids: Iterable[str]) -> dict[str, list[str]]:
+        """``verdicts_deciding`` for many closures in one question: closure id -> the verdicts
+        that decide it, by id (a closure no verdict decides is absent)."""
+        return self._keyed(_DECIDING, "Closure", closure_ids)
+
+    def actions_of(self, verdict_ids: Iterable[str]) -> dict[str, list[str]]:
+        """``actions_executing`` for many verdicts, each apart: verdict id -> the actions that
+        execute it, by id (a verdict no action executes is absent)."""
+        return self._keyed(_EXECUTING, "Verdict", verdict_ids)
+
     def action_statuses(self, action_ids: Sequence[str]) -> list[tuple[str, str | None, ActionStatus]]:
         """(action id, the action it compensates or None, status) for every status of these actions."""
         out = []
@@ -399,9 +426,9 @@ class Questions(abc.ABC):
                 rows += self._rows(_CONE_EXACT[rel], {"subjects": sorted(subjects), **params})
             if prefixes:
                 rows += self._rows(_CONE_PREFIX[rel], {"prefixes": sorted(prefixes), **params})
-            for row in rows:
-                if row["id"] not in found:
-                    found[row["id"]] = _typed(parse_body(row["body"], row["id"]), row["id"], Claim, self.location)
+            fresh = list({row["id"]: row for row in rows if row["id"] not in found}.values())
+            for record in self._parsed(fresh):
+                found[record.id] = _typed(record, record.id, Claim, self.location)
         return [found[k] for k in sorted(found)]
 
     def claims_naming(self, predicate: str, objects: Sequence[str]) -> list[Claim]:
@@ -410,26 +437,27 @@ class Questions(abc.ABC):
         rows = self._rows(_NAMING, {"predicate": predicate, "objects": sorted(set(objects))})
         return [_typed(parse_body(r["body"], r["id"]), r["id"], Claim, self.location) for r in sorted(rows, key=lambda r: r["id"])]
 
-    def voided(self, claims: Iterable[str], as_of: datetime) -> set[str]:
-        """Which of these claims a run invalidation recorded by ``as_of`` voids. A store older than
-        schema version 6 holds none (and the embedded one has no table to ask)."""
+    def voids(self, claims: Iterable[str]) -> dict[str, str]:
+        """For each of these claims a run invalidation voids, when the first that voids it was
+        recorded (a voided claim counts for nothing in a cone as of then or later). A store older
+        than schema version 6 holds none (and the embedded one has no table to ask)."""
         from gaf.store.schema import RUNS_VOIDABLE
 
         wanted = sorted(set(claims))
         if not wanted or self.schema_version() < RUNS_VOIDABLE:
-            return set()
-        out: set[str] = set()
+            return {}
+        out: dict[str, str] = {}
         for chunk in chunks(wanted, STATEMENT_ROWS):
-            out.update(r["id"] for r in self._rows(_VOIDED, {"ids": list(chunk), "as_of": format_instant(as_of)}))
+            for row in self._rows(_VOIDED, {"ids": list(chunk)}):
+                out[row["id"]] = min(out.get(row["id"], row["recorded_at"]), row["recorded_at"])
         return out
 
-    def invalidations(self, sources: Iterable[str], as_of: datetime) -> dict[str, str]:
-        """For each invalidated source among these, the earliest time from which its claims
-        are void, counting the invalidations recorded by ``as_of``."""
-        out: dict[str, str] = {}
-        for row in self._rows(_INVALIDATIONS, {"sources": sorted(sources), "as_of": format_instant(as_of)}):
-            out[row["source"]] = min(out.get(row["source"], row["invalid_from"]), row["invalid_from"])
-        return out
+    def invalidations(self, sources: Iterable[str]) -> list[tuple[str, str, str]]:
+        """(source, invalid from, recorded at) of every invalidation of these sources, sorted: a
+        claim of the source observed at or after ``invalid from`` counts for nothing in a cone as
+        of ``recorded at`` or later."""
+        rows = self._rows(_INVALIDATIONS, {"sources": sorted(set(sources))})
+        return sorted((row["source"], row["invalid_from"], row["recorded_at"]) for row in rows)
 
     def completeness_of(self, source_id: str, predicates: Iterable[str]) -> list[CompletenessDeclaration]:
         """The completeness declarations of one source for any of these predicates, by id."""
@@ -487,11 +515,36 @@ class Questions(abc.ABC):
         """For each fact, the justifications of the other facts that state its proposition under
         its projection (written by ``as_of`` when given): what support counting needs."""
         stamp = format_instant(as_of) if as_of is not None else None
+        if self.dialect == "ladybug":
+            when = "AND (g.written_at IS NULL OR g.written_at <= $as_of) " if stamp else ""
+            question = (_SIBLINGS_KEYED[0].format(when=when), _SIBLINGS_KEYED[1].format(when=when))
+            return self._keyed(question, "AcceptedFact", fact_ids, {"as_of": stamp} if stamp else None)
         template = _SIBLINGS.format(when="AND (g.written_at IS NULL OR g.written_at <= $as_of) " if stamp else "")
         out: dict[str, list[str]] = defaultdict(list)
         for fact, justification in self._per_record(template, sorted(fact_ids), {"as_of": stamp} if stamp else None):
             out[fact].append(justification)
         return {k: sorted(v) for k, v in out.items()}
+
+    def _keyed(self, question: tuple[str, str], label: str, ids: Iterable[str], params: dict[str, Any] | None = None) -> dict[str, list[str]]:
+        """A question asked of many records of one label, answered as (k, v) rows: k -> its v's,
+        sorted. ``question`` is the statement for one record (``$id``) and the one for a list
+        (``$ids``): Neo4j answers the list by index seeks; LadybugDB, whose primary-key index
+        serves one id only, scans the label for a list when that pays (``_scan_pays``), else
+        asks per record."""
+        one, many = question
+        wanted = sorted(set(ids))
+        extra = params or {}
+        rows: list[dict[str, Any]] = []
+        if self.dialect == "ladybug" and not self._scan_pays(label, len(wanted)):
+            for rid in wanted:
+                rows += self._rows(one, {"id": rid, **extra})
+        else:
+            for chunk in chunks(wanted, STATEMENT_ROWS):
+                rows += self._rows(many, {"ids": list(chunk), **extra})
+        out: dict[str, set[str]] = defaultdict(set)
+        for row in rows:
+            out[row["k"]].add(row["v"])
+        return {k: sorted(v) for k, v in sorted(out.items())}
 
     def _per_record(self, template: str, ids: Sequence[str], params: dict[str, Any] | None = None) -> list[list[Any]]:
         """The rows a per-record query template collects, for many records.
@@ -532,6 +585,10 @@ class Snapshot(Questions):
         self._tx = tx
         self.dialect = dialect
         self.location = location
+        self._memo = {}
+
+    def snapshot(self, work: Callable[[Questions], T]) -> T:
+        return work(self)
 
     def _rows(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = self._tx.run(cypher, params)
@@ -703,6 +760,16 @@ _LOG_HEAD = "MATCH (l:LogEntry) RETURN l.id AS id, l.seq AS seq ORDER BY l.seq D
 _VERDICTS_DECIDING = "MATCH (v:Verdict)-[:DECIDES]->(:Closure {id: $id}) RETURN v.id AS id"
 # Actions executing some verdicts.
 _ACTIONS_EXECUTING = "UNWIND $ids AS i MATCH (a:Action)-[:EXECUTES]->(:Verdict {id: i}) RETURN a.id AS id"
+# The verdicts of some closures, each with its closure: for one closure, and for a list.
+_DECIDING = (
+    "MATCH (v:Verdict)-[:DECIDES]->(c:Closure {id: $id}) RETURN c.id AS k, v.id AS v",
+    "MATCH (v:Verdict)-[:DECIDES]->(c:Closure) WHERE c.id IN $ids RETURN c.id AS k, v.id AS v",
+)
+# The actions executing some verdicts, each with its verdict: for one verdict, and for a list.
+_EXECUTING = (
+    "MATCH (a:Action)-[:EXECUTES]->(v:Verdict {id: $id}) RETURN v.id AS k, a.id AS v",
+    "MATCH (a:Action)-[:EXECUTES]->(v:Verdict) WHERE v.id IN $ids RETURN v.id AS k, a.id AS v",
+)
 # Every status of some actions, with the action each compensates (per-record template).
 _STATUSES_OF = (
     "MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action {{id: {ID}}}) RETURN collect([a.id, a.compensates, s.id, s.body]) AS rows"
@@ -744,15 +811,12 @@ _NAMING = (
     "MATCH (p:Proposition) WHERE p.predicate = $predicate AND p.object IN $objects "
     "MATCH (c:Claim)-[:ASSERTS]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
 )
-# Which of some claims a run invalidation recorded by a time voids.
-_VOIDED = (
-    "UNWIND $ids AS c MATCH (i:RunInvalidation)-[:VOIDS]->(k:Claim {id: c}) "
-    "WHERE i.recorded_at <= $as_of RETURN DISTINCT k.id AS id"
-)
-# Invalidations of some sources, recorded by a time.
+# The run invalidations voiding some claims, with when each was recorded.
+_VOIDED = "UNWIND $ids AS c MATCH (i:RunInvalidation)-[:VOIDS]->(k:Claim {id: c}) RETURN k.id AS id, i.recorded_at AS recorded_at"
+# The invalidations of some sources, with when each was recorded.
 _INVALIDATIONS = (
     "UNWIND $sources AS s MATCH (i:SourceInvalidation)-[:INVALIDATES]->(:Source {id: s}) "
-    "WHERE i.recorded_at <= $as_of RETURN s AS source, i.invalid_from AS invalid_from"
+    "RETURN s AS source, i.invalid_from AS invalid_from, i.recorded_at AS recorded_at"
 )
 # Completeness declarations of one source for some predicates.
 _COMPLETENESS_OF = (
@@ -811,6 +875,13 @@ _REACH = (
     "RETURN found, rows, siblings"
 )
 
+# The same as (k, v) rows, for one fact and for a list (LadybugDB: ``_keyed``).
+_SIBLINGS_KEYED = (
+    "MATCH (f:AcceptedFact {{id: $id}})-[:STATES]->(:Proposition)<-[:STATES]-(g:AcceptedFact) "
+    "WHERE g.id <> f.id AND g.projection = f.projection {when}RETURN f.id AS k, g.justification AS v",
+    "MATCH (f:AcceptedFact)-[:STATES]->(:Proposition)<-[:STATES]-(g:AcceptedFact) "
+    "WHERE f.id IN $ids AND g.id <> f.id AND g.projection = f.projection {when}RETURN f.id AS k, g.justification AS v",
+)
 # The justifications of other facts that state the same proposition under the same projection
 # (found through the proposition node, so no property index is needed on either store).
 _SIBLINGS = (
