@@ -39,12 +39,17 @@ def canonical_json(value: Any) -> bytes:
     Most records hold only strings, small integers, booleans and nulls; for those
     the standard library's sorted, compact, non-ASCII-escaping encoder already
     writes exactly the RFC 8785 bytes, four times faster than the general
-    implementation. Anything else (floats, integers past 2**53, keys outside the
-    Basic Multilingual Plane, where UTF-16 and code-point order differ) goes
-    through ``rfc8785``. A property test pins the two paths to the same bytes.
+    implementation; so does it for floats Python and ECMAScript write alike, and for
+    whole-number floats once written as integers (``_floats_spelled``). Anything else
+    (floats with an exponent, integers past 2**53, keys outside the Basic Multilingual
+    Plane, where UTF-16 and code-point order differ) goes through ``rfc8785``. A property
+    test pins the paths to the same bytes.
     """
     if _plain(value):
         return _fast_encode(value).encode("utf-8")
+    whole = _floats_spelled(value)
+    if whole is not _NOT:
+        return _fast_encode(whole).encode("utf-8")
     try:
         return rfc8785.dumps(_decimals_spelled(value))
     except rfc8785.IntegerDomainError as exc:
@@ -93,11 +98,40 @@ def _plain(value: Any) -> bool:
         return True
     if isinstance(value, int):
         return -SAFE_INT <= value <= SAFE_INT
+    if isinstance(value, float):
+        return not value.is_integer() and _AS_WRITTEN <= abs(value) < _EXPONENT_FROM
     if isinstance(value, dict):
         return all(isinstance(k, str) and _bmp(k) and _plain(v) for k, v in value.items())
     if isinstance(value, list):
         return all(_plain(v) for v in value)
     return False
+
+
+#: Floats that are not whole numbers, between these magnitudes, are written alike by Python's
+#: ``repr`` and ECMAScript (shortest digits, no exponent): the encoders agree on them.
+_AS_WRITTEN, _EXPONENT_FROM = 1e-4, 1e16
+_NOT = object()
+
+
+def _floats_spelled(value: Any) -> Any:
+    """``value`` with each whole-number float within ±2**53 as the integer ECMAScript writes
+    (``1.0`` is ``1``), when everything else in it is plain; ``_NOT`` when anything is not
+    (a float with an exponent, a Decimal, a key beyond the BMP): the general path writes those."""
+    if isinstance(value, float):
+        if value.is_integer():
+            return int(value) if -SAFE_INT <= value <= SAFE_INT else _NOT
+        return value if _AS_WRITTEN <= abs(value) < _EXPONENT_FROM else _NOT
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if not (isinstance(k, str) and _bmp(k)) or (spelled := _floats_spelled(v)) is _NOT:
+                return _NOT
+            out[k] = spelled
+        return out
+    if isinstance(value, list):
+        items = [_floats_spelled(v) for v in value]
+        return _NOT if any(i is _NOT for i in items) else items
+    return value if _plain(value) else _NOT
 
 
 def _bmp(text: str) -> bool:

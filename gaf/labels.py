@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gaf.records.ledger import Claim, Proposition, statement_text
-from gaf.store import GafStore
+from gaf.store import GafStore, Questions
 
 #: A whole record id (a text field of the same name, such as a rule's conclusion, is not one).
 WHOLE_ID = re.compile(r"^[a-z_]+:[0-9a-f]{64}$")
@@ -38,7 +38,7 @@ class Labels:
     claim's source, a verdict's closure) fetched in two rounds. A record not loaded reads as
     its short id."""
 
-    def __init__(self, store: GafStore, known: dict[str, Any] | None = None):
+    def __init__(self, store: Questions, known: dict[str, Any] | None = None):
         self.store = store
         self.records: dict[str, Any] = dict(known or {})
 

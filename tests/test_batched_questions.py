@@ -2,12 +2,13 @@
 
 Recomputing hundreds of closures asks the store, for all of them together, which claims each
 policy's cone reads (``cones_claims``), which verdicts decide each closure (``verdicts_of``),
-which actions execute each verdict (``actions_of``) and which facts share each fact's
-proposition (``fact_siblings``). Each is checked against an oracle that reads the records
-whole and answers in Python: the cone by testing every stored claim against the policy's
-scope, predicates and cut-off and every stored invalidation; the others from the records'
-own reference fields. On LadybugDB, which answers a long list of ids by scanning the label
-and a short one record by record, both ways are checked.
+which actions execute each verdict (``actions_of``), what became of each action
+(``action_statuses``) and which facts share each fact's proposition (``fact_siblings``).
+Each is checked against an oracle that reads the records whole and answers in Python: the
+cone by testing every stored claim against the policy's scope, predicates and cut-off and
+every stored invalidation; the others from the records' own reference fields. On
+LadybugDB, which answers a long list of ids by scanning the label and a short one record
+by record, both ways are checked.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 import gaf.store.questions as questions
 from bench.built import Shape, build, draw
 from gaf.projection import cone_predicates, cones_claims
-from gaf.records import AcceptedFact, Action, Claim, Projection, SourceInvalidation, Verdict, matches_pattern
+from gaf.records import AcceptedFact, Action, ActionStatus, Claim, Projection, SourceInvalidation, Verdict, matches_pattern
 from gaf.store import GafStore
 from gaf.types import format_instant
 from tests.worlds import AT, RECORDS, REVIEWER_AGENT, ConeQuestions, cone_questions
@@ -87,6 +88,10 @@ def _check_batched_questions(store: GafStore) -> None:
     assert store.actions_of(v.id for v in verdicts) == _pairs(actions, "verdict")
     siblings = _siblings_truth(facts)
     assert store.fact_siblings([f.id for f in facts]) == siblings
+    statuses = sorted((s.action, s.id) for s in store.records("action_status") if isinstance(s, ActionStatus))
+    compensates = {a.id: a.compensates for a in actions}
+    assert sorted((a, c, s.id) for a, c, s in store.action_statuses([a.id for a in actions])) == sorted(
+        (a, compensates[a], s) for a, s in statuses)
     # Each closure's verdicts as the one-closure question gives them, and each verdict's actions.
     assert all(store.verdicts_of([c]).get(c, []) == store.verdicts_deciding(c) for c in closures)
     assert all(store.actions_of([v.id]).get(v.id, []) == store.actions_executing([v.id]) for v in verdicts)

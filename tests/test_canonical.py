@@ -108,3 +108,20 @@ def test_an_integer_json_cannot_hold_exactly_is_refused_saying_how_to_write_it()
         canonical_json({"amount": 2**53 + 7})
     assert "exceeds safe integer domain" in refused.value.message and "as a string" in refused.value.hint
     assert canonical_json({"amount": 2**53 - 1}) == b'{"amount":9007199254740991}'
+
+
+#: Floats at the edges of where Python's repr and ECMAScript write numbers alike.
+EDGE_FLOATS = [1.0, -0.0, 0.5, 1e-4, 9.99e-5, 1e16, 1e16 - 2, 2.0**53, 2.0**53 - 1, 2.0**53 + 2, 123456789012345.6,
+               1e15 + 0.5, 5e-324, 1e21, 1e-7, 0.1 + 0.2, -1.0, -2.5e-4]  # fmt: skip
+
+
+def test_floats_written_alike_and_whole_floats_take_the_fast_path_and_match_rfc8785():
+    for value in [*EDGE_FLOATS, EDGE_FLOATS, {"strength": 1.0, "low": -1.0, "high": 0.25, "n": [2.0, 3]}]:
+        assert canonical_json(value) == rfc8785.dumps(value), value
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.floats(-1e17, 1e17) | st.integers(-(2**54), 2**54).map(float) | st.sampled_from(EDGE_FLOATS), max_size=6))
+def test_floats_of_every_magnitude_canonicalise_as_the_reference_does(values):
+    assert canonical_json(values) == rfc8785.dumps(values)
+    assert canonical_json({"v": values, "s": "é"}) == rfc8785.dumps({"v": values, "s": "é"})

@@ -386,7 +386,12 @@ class Questions(abc.ABC):
     def action_statuses(self, action_ids: Sequence[str]) -> list[tuple[str, str | None, ActionStatus]]:
         """(action id, the action it compensates or None, status) for every status of these actions."""
         out = []
-        for action, compensates, status_id, body in self._per_record(_STATUSES_OF, sorted(action_ids)):
+        wanted = sorted(set(action_ids))
+        if self.dialect == "ladybug" and self._scan_pays("Action", len(wanted)):
+            found = [row for chunk in chunks(wanted, STATEMENT_ROWS) for got in self._rows(_STATUSES_SCAN, {"ids": list(chunk)}) for row in got["rows"]]
+        else:
+            found = self._per_record(_STATUSES_OF, wanted)
+        for action, compensates, status_id, body in found:
             status = parse_body(body, status_id)
             assert isinstance(status, ActionStatus)  # the STATUS_OF schema admits nothing else
             out.append((action, compensates, status))
@@ -773,6 +778,10 @@ _EXECUTING = (
 # Every status of some actions, with the action each compensates (per-record template).
 _STATUSES_OF = (
     "MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action {{id: {ID}}}) RETURN collect([a.id, a.compensates, s.id, s.body]) AS rows"
+)
+# The same for many actions on LadybugDB: one scan of the actions filtered by the list.
+_STATUSES_SCAN = (
+    "MATCH (s:ActionStatus)-[:STATUS_OF]->(a:Action) WHERE a.id IN $ids RETURN collect([a.id, a.compensates, s.id, s.body]) AS rows"
 )
 # The actions of one kind on one subject (what a cumulative limit adds up).
 _ACTIONS_ON = (

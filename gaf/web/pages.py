@@ -41,7 +41,7 @@ from gaf.errors import GafError, NotAuthenticated, UnknownReference
 from gaf.lineage import run_subject
 from gaf.records import Claim, limits
 from gaf.records.registry import RECORD_TYPES
-from gaf.store import GafStore
+from gaf.store import GafStore, Questions
 from gaf.web.app import status_of
 from gaf.web.html import Markup, dl, esc, form, join, link, page, path, short, table, tag
 from gaf.web.tokens import Role, require
@@ -337,10 +337,16 @@ def _impact(store: GafStore, trigger: str, question: Callable[..., impact.Impact
     """An impact page: the picture (``impact.picture``, the one ``gaf impact --html`` draws), each
     count's records behind a ``<details>``, the totals, and every decision reached, by subject.
     ``record``: the trigger is a stored record (a run is not: it is named by its reports)."""
+    return store.snapshot(lambda q: _impact_in(q, trigger, question, expand, seconds, change, record))
+
+
+def _impact_in(q: Questions, trigger: str, question: Callable[..., impact.ImpactReport], expand: str, seconds: float,
+               change: str, record: bool) -> tuple[str, Markup]:  # fmt: skip
+    # In one snapshot: the labels name the records the report read, as it read them (parsed once).
     started = time.perf_counter()
-    report = question(store, trigger, limits=impact.Limits(seconds=seconds))
+    report = question(q, trigger, limits=impact.Limits(seconds=seconds))
     computed = time.perf_counter() - started
-    labels = Labels(store)
+    labels = Labels(q)
     expanded = [k for k in expand.split(",") if k]
     drawn = picture(report, per_kind=PER_KIND, expand=expanded)
     counted = [b for b in drawn.boxes if b.counted]
