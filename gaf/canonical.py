@@ -91,11 +91,44 @@ def _decimals_spelled(value: Any) -> Any:
 
 
 def _plain(value: Any) -> bool:
-    """True when ``value`` holds nothing on which JSON encoders disagree."""
+    """True when ``value`` holds nothing on which JSON encoders disagree. (Written out by type:
+    it runs over every record gaf builds or reads.)"""
+    kind = type(value)
+    if kind is str:
+        return bool(value.isascii() or max(value) < "\ud800")
+    if kind is dict:
+        for k, v in value.items():
+            if type(k) is not str or not (k.isascii() or max(k) < "\ud800"):
+                return False
+            if type(v) is str:
+                if not (v.isascii() or max(v) < "\ud800"):
+                    return False
+            elif v is not None and not _plain(v):
+                return False
+        return True
+    if kind is list:
+        for v in value:
+            if type(v) is str:
+                if not (v.isascii() or max(v) < "\ud800"):
+                    return False
+            elif v is not None and not _plain(v):
+                return False
+        return True
+    if value is None or kind is bool:
+        return True
+    if kind is int:
+        return bool(-SAFE_INT <= value <= SAFE_INT)
+    if kind is float:
+        return not value.is_integer() and _AS_WRITTEN <= abs(value) < _EXPONENT_FROM
+    return _plain_subclass(value)
+
+
+def _plain_subclass(value: Any) -> bool:
+    """``_plain`` for values of subclasses of the JSON types (a str enum, an int flag)."""
+    if isinstance(value, bool):
+        return True
     if isinstance(value, str):
         return _bmp(value)
-    if value is None or isinstance(value, bool):
-        return True
     if isinstance(value, int):
         return -SAFE_INT <= value <= SAFE_INT
     if isinstance(value, float):

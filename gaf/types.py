@@ -44,6 +44,13 @@ def to_instant(value: object) -> datetime:
     A naive time is refused, because the same wall-clock reading means different
     instants in different places and an audit trail cannot guess which.
     """
+    if type(value) is datetime and value.tzinfo is timezone.utc and value.microsecond % 1000 == 0:
+        return value  # already as gaf keeps every time (the common case: a time gaf wrote)
+    if type(value) is str and len(value) == 24 and value[-1] == "Z" and value[10] == "T" and value[19] == ".":
+        try:  # gaf's own spelling (format_instant): UTC, milliseconds
+            return datetime.fromisoformat(value)
+        except ValueError:
+            pass  # refused below, with the general reading's words
     if isinstance(value, str):
         text = value.strip()
         try:
@@ -65,7 +72,10 @@ def to_instant(value: object) -> datetime:
 
 def format_instant(value: datetime) -> str:
     """The one spelling of a time: ``2026-07-05T00:00:00.000Z``."""
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    if value.year < 1000:  # strftime writes such a year as it is (no zeros before it): kept as ever written
+        return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    return (f"{value.year}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:{value.minute:02d}:{value.second:02d}."
+            f"{value.microsecond // 1000:03d}Z")  # fmt: skip
 
 
 Instant = Annotated[

@@ -17,9 +17,11 @@ are explicit, and a report that hit one says so: impact is never truncated silen
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -353,7 +355,8 @@ def source_invalidated(store: Questions, source_id: str, **kw: Any) -> ImpactRep
         walked = walk(q, {source_id: "positive"}, trigger={"kind": "source_invalidated", "id": source_id}, required=source_id, **kw)
         return _confirmed(q, walked, Change.removing(q.find(Claim, source=source_id)), **kw)
 
-    return store.snapshot(report)
+    with paused_collection():
+        return store.snapshot(report)
 
 
 def claim_retracted(store: Questions, claim_id: str, **kw: Any) -> ImpactReport:
@@ -364,7 +367,8 @@ def claim_retracted(store: Questions, claim_id: str, **kw: Any) -> ImpactReport:
         walked = walk(q, {claim_id: "positive"}, trigger={"kind": "claim_retracted", "id": claim_id}, required=claim_id, **kw)
         return _confirmed(q, walked, Change.removing([q.get(claim_id, Claim)]), **kw)
 
-    return store.snapshot(report)
+    with paused_collection():
+        return store.snapshot(report)
 
 
 def run_invalidated(store: Questions, run: str, **kw: Any) -> ImpactReport:
@@ -379,7 +383,8 @@ def run_invalidated(store: Questions, run: str, **kw: Any) -> ImpactReport:
         walked = walk(q, dict.fromkeys(found.claims, "positive"), trigger=trigger, **kw)
         return _confirmed(q, walked, Change.removing(q.get_many(found.claims, Claim).values()), **kw)
 
-    return store.snapshot(report)
+    with paused_collection():
+        return store.snapshot(report)
 
 
 def new_claim(store: Questions, claim: Claim, **kw: Any) -> ImpactReport:
@@ -396,7 +401,23 @@ def new_claim(store: Questions, claim: Claim, **kw: Any) -> ImpactReport:
         trigger = {"kind": "new_claim", "id": claim.id, "scopes": scopes, "propositions": stated}
         return _confirmed(q, walk(q, triggers, trigger=trigger, **kw), Change.adding([claim]), **kw)
 
-    return store.snapshot(report)
+    with paused_collection():
+        return store.snapshot(report)
+
+
+@contextmanager
+def paused_collection() -> Iterator[None]:
+    """Python's cyclic garbage collector held off while a report is made: a report builds tens of
+    thousands of short-lived records and few cycles, and each collection would traverse the whole
+    heap (measured on the 500-closure world: about a sixth of the report's time). What it leaves
+    is collected when the collector runs again."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _confirmed(
@@ -532,6 +553,6 @@ def _require(store: Questions, record_id: str, kind: str) -> Record:
 
 
 __all__ = [
-    "Affected", "ImpactReport", "Limits", "claim_retracted", "new_claim", "policy_changed",
+    "Affected", "ImpactReport", "Limits", "claim_retracted", "new_claim", "paused_collection", "policy_changed",
     "scopes_hit", "source_invalidated", "walk",
 ]  # fmt: skip

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from gaf.errors import IdMismatch, InvalidRecord, PayloadTooLarge, UnknownKind
 from gaf.records import GAF, RECORD_TYPES, Claim, Proposition, json_schema, limits, parse_body, parse_record
+from gaf.types import format_instant, to_instant
 from tests.conftest import NOW, small_graph
 
 
@@ -87,6 +91,17 @@ def test_oversized_records_are_refused_at_the_configured_limit():
 def test_times_are_kept_to_the_millisecond_in_utc():
     p = Proposition(subject="s", predicate="p", valid={"start": "2026-07-05T12:00:00.123456+02:00"})
     assert json.loads(p.body)["valid"]["start"] == "2026-07-05T10:00:00.123Z"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.datetimes(min_value=datetime(1000, 1, 2), timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=2)), timezone(timedelta(hours=-7, minutes=-30))])))
+def test_a_time_reads_and_writes_alike_by_the_quick_and_the_general_ways(when):
+    # The general way: strftime, and the ISO reading of a time with an explicit offset.
+    general = when.astimezone(timezone.utc).replace(microsecond=when.astimezone(timezone.utc).microsecond // 1000 * 1000)
+    spelled = general.strftime("%Y-%m-%dT%H:%M:%S.") + f"{general.microsecond // 1000:03d}Z"
+    assert format_instant(general) == spelled
+    assert to_instant(when) == general and to_instant(spelled) == general == to_instant(spelled.replace("Z", "+00:00"))
+    assert to_instant(general) is general or to_instant(general) == general
 
 
 def test_claims_imply_the_propositions_they_state():

@@ -106,8 +106,9 @@ class Questions(abc.ABC):
         With a record class: every one of ``ids``, typed, or UnknownReference naming the
         first that is missing (or of another kind)."""
         wanted = sorted(set(ids))
-        out: dict[str, Record] = {}
-        for label, group in _by_label(wanted).items():
+        memo = self._memo or {}
+        out: dict[str, Record] = {i: memo[i] for i in wanted if i in memo}
+        for label, group in _by_label([i for i in wanted if i not in out]).items():
             for chunk in chunks(group, STATEMENT_ROWS):
                 out.update((r.id, r) for r in self._parsed(self._rows(_GET_MANY[label], {"ids": list(chunk)})))
         if kind is None:

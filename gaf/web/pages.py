@@ -337,7 +337,8 @@ def _impact(store: GafStore, trigger: str, question: Callable[..., impact.Impact
     """An impact page: the picture (``impact.picture``, the one ``gaf impact --html`` draws), each
     count's records behind a ``<details>``, the totals, and every decision reached, by subject.
     ``record``: the trigger is a stored record (a run is not: it is named by its reports)."""
-    return store.snapshot(lambda q: _impact_in(q, trigger, question, expand, seconds, change, record))
+    with impact.paused_collection():
+        return store.snapshot(lambda q: _impact_in(q, trigger, question, expand, seconds, change, record))
 
 
 def _impact_in(q: Questions, trigger: str, question: Callable[..., impact.ImpactReport], expand: str, seconds: float,
