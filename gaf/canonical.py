@@ -40,16 +40,14 @@ def canonical_json(value: Any) -> bytes:
     the standard library's sorted, compact, non-ASCII-escaping encoder already
     writes exactly the RFC 8785 bytes, four times faster than the general
     implementation; so does it for floats Python and ECMAScript write alike, and for
-    whole-number floats once written as integers (``_floats_spelled``). Anything else
+    whole-number floats once written as integers (``_spelled``). Anything else
     (floats with an exponent, integers past 2**53, keys outside the Basic Multilingual
     Plane, where UTF-16 and code-point order differ) goes through ``rfc8785``. A property
     test pins the paths to the same bytes.
     """
-    if _plain(value):
-        return _fast_encode(value).encode("utf-8")
-    whole = _floats_spelled(value)
-    if whole is not _NOT:
-        return _fast_encode(whole).encode("utf-8")
+    spelled = _spelled(value)
+    if spelled is not _NOT:
+        return _fast_encode(spelled).encode("utf-8")
     try:
         return rfc8785.dumps(_decimals_spelled(value))
     except rfc8785.IntegerDomainError as exc:
@@ -90,81 +88,91 @@ def _decimals_spelled(value: Any) -> Any:
     return value
 
 
-def _plain(value: Any) -> bool:
-    """True when ``value`` holds nothing on which JSON encoders disagree. (Written out by type:
-    it runs over every record gaf builds or reads.)"""
-    kind = type(value)
-    if kind is str:
-        return bool(value.isascii() or max(value) < "\ud800")
-    if kind is dict:
-        for k, v in value.items():
-            if type(k) is not str or not (k.isascii() or max(k) < "\ud800"):
-                return False
-            if type(v) is str:
-                if not (v.isascii() or max(v) < "\ud800"):
-                    return False
-            elif v is not None and not _plain(v):
-                return False
-        return True
-    if kind is list:
-        for v in value:
-            if type(v) is str:
-                if not (v.isascii() or max(v) < "\ud800"):
-                    return False
-            elif v is not None and not _plain(v):
-                return False
-        return True
-    if value is None or kind is bool:
-        return True
-    if kind is int:
-        return bool(-SAFE_INT <= value <= SAFE_INT)
-    if kind is float:
-        return not value.is_integer() and _AS_WRITTEN <= abs(value) < _EXPONENT_FROM
-    return _plain_subclass(value)
-
-
-def _plain_subclass(value: Any) -> bool:
-    """``_plain`` for values of subclasses of the JSON types (a str enum, an int flag)."""
-    if isinstance(value, bool):
-        return True
-    if isinstance(value, str):
-        return _bmp(value)
-    if isinstance(value, int):
-        return -SAFE_INT <= value <= SAFE_INT
-    if isinstance(value, float):
-        return not value.is_integer() and _AS_WRITTEN <= abs(value) < _EXPONENT_FROM
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _bmp(k) and _plain(v) for k, v in value.items())
-    if isinstance(value, list):
-        return all(_plain(v) for v in value)
-    return False
-
-
 #: Floats that are not whole numbers, between these magnitudes, are written alike by Python's
 #: ``repr`` and ECMAScript (shortest digits, no exponent): the encoders agree on them.
 _AS_WRITTEN, _EXPONENT_FROM = 1e-4, 1e16
-_NOT = object()
+#: ``_spelled``'s answer for a value the standard library's encoder would not write as RFC 8785 does.
+_NOT: Any = object()
 
 
-def _floats_spelled(value: Any) -> Any:
-    """``value`` with each whole-number float within ±2**53 as the integer ECMAScript writes
-    (``1.0`` is ``1``), when everything else in it is plain; ``_NOT`` when anything is not
-    (a float with an exponent, a Decimal, a key beyond the BMP): the general path writes those."""
-    if isinstance(value, float):
+def _spelled(value: Any) -> Any:
+    """``value`` as the standard library's encoder writes it in RFC 8785's bytes, or ``_NOT``.
+
+    Strings within the Basic Multilingual Plane, integers within ±2**53, booleans, nulls and
+    floats Python and ECMAScript write alike are kept as they are; a whole-number float within
+    ±2**53 becomes the integer ECMAScript writes (``1.0`` is ``1``), in a copy of only the
+    containers holding one. Anything else (a float with an exponent, a larger integer, a
+    Decimal, a key beyond the BMP, where UTF-16 and code-point order differ) is ``_NOT``: the
+    general path writes those. (Written out by type: it runs over every record gaf builds or reads.)"""
+    kind = type(value)
+    if kind is str:
+        return value if value.isascii() or max(value) < "\ud800" else _NOT
+    if kind is dict:
+        out = None
+        for k, v in value.items():
+            if type(k) is not str or not (k.isascii() or max(k) < "\ud800"):
+                return _spelled_subclass(value)
+            if type(v) is str:
+                if not (v.isascii() or max(v) < "\ud800"):
+                    return _NOT
+                continue
+            if v is None:
+                continue
+            spelled = _spelled(v)
+            if spelled is _NOT:
+                return _NOT
+            if spelled is not v:
+                if out is None:
+                    out = dict(value)
+                out[k] = spelled
+        return value if out is None else out
+    if kind is list:
+        items = None
+        for i, v in enumerate(value):
+            if type(v) is str:
+                if not (v.isascii() or max(v) < "\ud800"):
+                    return _NOT
+                continue
+            spelled = _spelled(v)
+            if spelled is _NOT:
+                return _NOT
+            if spelled is not v:
+                if items is None:
+                    items = list(value)
+                items[i] = spelled
+        return value if items is None else items
+    if value is None or kind is bool:
+        return value
+    if kind is int:
+        return value if -SAFE_INT <= value <= SAFE_INT else _NOT
+    if kind is float:
         if value.is_integer():
             return int(value) if -SAFE_INT <= value <= SAFE_INT else _NOT
         return value if _AS_WRITTEN <= abs(value) < _EXPONENT_FROM else _NOT
+    return _spelled_subclass(value)
+
+
+def _spelled_subclass(value: Any) -> Any:
+    """``_spelled`` for values of subclasses of the JSON types (a str enum, an int flag, a str key)."""
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str):
+        return value if _bmp(value) else _NOT  # the encoder writes a str subclass's own text
+    if isinstance(value, int):
+        return int(value) if -SAFE_INT <= value <= SAFE_INT else _NOT
+    if isinstance(value, float):
+        return _spelled(float(value))
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            if not (isinstance(k, str) and _bmp(k)) or (spelled := _floats_spelled(v)) is _NOT:
+            if not (isinstance(k, str) and _bmp(k)) or (spelled := _spelled(v)) is _NOT:
                 return _NOT
             out[k] = spelled
         return out
     if isinstance(value, list):
-        items = [_floats_spelled(v) for v in value]
+        items = [_spelled(v) for v in value]
         return _NOT if any(i is _NOT for i in items) else items
-    return value if _plain(value) else _NOT
+    return _NOT
 
 
 def _bmp(text: str) -> bool:

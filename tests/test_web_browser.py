@@ -330,9 +330,9 @@ def test_a_large_impact_page_shows_every_decision_and_is_timed(browser, large, t
         one_by_one = len(counted) - len(summaries) - 1  # the trigger's box stands for no affected record
         assert in_counts + one_by_one == len(report.affected)
         page.screenshot(path=str(tmp_path / "impact-large.png"))
-        # The page's own part (labels, layout, HTML, the browser) within the budget; the report's
-        # computation is the impact engine's (docs/benchmarks-impact.md) and is printed above.
-        assert took - report_s < BUDGET, f"the page took {took - report_s:.2f} s beyond the report's {report_s:.2f} s"
+        # The whole page within the budget, the server's report included (issue 22's Done-when).
+        assert took < BUDGET, (f"the page took {took:.2f} s: the report {report_s:.2f} s, the page {page_s:.2f} s more, "
+                               f"the browser and network {took - report_s - page_s:.2f} s")  # fmt: skip
         context.close()
     finally:
         server.stop()
