@@ -278,26 +278,8 @@ def _attacks(rules: VerdictRules) -> dict[str, list[str]]:
     return out
 
 
-#: Scores by (rules id, the rules that fired): a pure function of the two (ids are content
-#: hashes), asked again for every subject judged under the same rules. Dropped whole past
-#: ``_SCORED_MAX`` entries.
-_SCORED: dict[tuple[str, frozenset[str]], tuple[float, dict[str, float]]] = {}
-_SCORED_MAX = 4096
-
-
 def _score(rules: VerdictRules, active: set[str]) -> tuple[float, dict[str, float]]:
-    """The verdict on the conclusion when exactly ``active`` rules fired, and each strength
-    (the strengths shared between callers: read them, never change them)."""
-    key = (rules.id, frozenset(active))
-    found = _SCORED.get(key)
-    if found is None:
-        if len(_SCORED) >= _SCORED_MAX:
-            _SCORED.clear()
-        found = _SCORED[key] = _scored(rules, active)
-    return found
-
-
-def _scored(rules: VerdictRules, active: set[str]) -> tuple[float, dict[str, float]]:
+    """The verdict on the conclusion when exactly ``active`` rules fired, and each strength."""
     by_name = {r.name: r for r in rules.rules}
     weights = {n: by_name[n].qualifier for n in sorted(active)}
     attacks = sorted((d.attacker, d.attacked) for d in rules.defeats if d.attacker in active and d.attacked in active)

@@ -226,7 +226,7 @@ def _check_body(row: dict[str, Any], members: dict[str, list[str]] | None, repor
     """The record a node holds (its member lists read from its relationships), or None with the
     discrepancy said: a member relationship added or removed changes the record, so its id."""
     try:
-        return parse_body(row["body"], row["id"], members)
+        return parse_body(row["body"], row["id"], members, keep=False)
     except GafError as exc:
         report.discrepancies.append(Discrepancy(row["id"], f"the stored record does not match its id: {exc.what}"))
     except (ValueError, TypeError) as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from datetime import datetime, timedelta, timezone
 
@@ -58,6 +59,43 @@ def test_a_stated_id_that_does_not_match_the_content_is_refused():
 def test_the_stored_body_reads_back_to_the_same_record():
     for record in small_graph():
         assert parse_body(record.body, record.id) == record
+
+
+def _read_fresh(body: bytes, record_id: str) -> object:
+    """The oracle: the body parsed as if never read before (``parse_record``, no memo), or the error's type."""
+    try:
+        return parse_record(json.loads(body) | {"id": record_id}, where=record_id)
+    except (IdMismatch, PayloadTooLarge, InvalidRecord) as exc:
+        return type(exc)
+
+
+@settings(max_examples=60)
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["as stored", "a byte changed", "under a small limit"])),
+                min_size=1, max_size=12))  # fmt: skip
+def test_reading_a_body_again_gives_what_reading_it_afresh_gives(reads):
+    # parse_body keeps what it read (a server reads the same records page after page); whatever
+    # was read before, in whatever order, each read answers as a first read would: a body changed
+    # in a byte is refused under the id of the original, and a smaller limit still refuses.
+    records = [*small_graph("memo"), *small_graph("memo2")[2:]]
+    for index, how in reads:
+        record = records[index % len(records)]
+        body = record.body
+        if how == "a byte changed":
+            data = json.loads(body)
+            field = next(k for k in sorted(data) if k != "kind" and isinstance(data[k], str) and ":" not in data[k][:12])
+            body = body.replace(json.dumps(data[field]).encode(), json.dumps(data[field][:-1] + "~").encode(), 1)
+            assert body != record.body and len(body) == len(record.body)
+        with limits(max_record_bytes=40) if how == "under a small limit" else contextlib.nullcontext():
+            expected = _read_fresh(body, record.id)
+            try:
+                got: object = parse_body(body, record.id)
+            except (IdMismatch, PayloadTooLarge, InvalidRecord) as exc:
+                got = type(exc)
+        assert got == expected, (index, how)
+        if how == "as stored":
+            assert expected == record
+        else:  # refused: the content no longer hashes to the id (or is no longer valid), or is over the limit
+            assert expected in ((IdMismatch, InvalidRecord) if how == "a byte changed" else (PayloadTooLarge,))
 
 
 def test_unknown_kinds_are_refused_with_the_known_ones_named():

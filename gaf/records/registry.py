@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from gaf.errors import InvalidRecord, UnknownKind
 from gaf.records.actions import Action, ActionPolicy, ActionStatus, Grant
-from gaf.records.base import Record
+from gaf.records.base import Record, max_record_bytes
 from gaf.records.ledger import Agent, Claim, CompletenessDeclaration, Proposition, RunInvalidation, Source, SourceInvalidation
 from gaf.records.lifecycle import CaseDecision, PolicyCandidate, PolicyException, RatifiedPolicy, Waiver
 from gaf.records.projection import GAF, AcceptedFact, Decision, Derivation, Evaluation, Exclusion, Projection
@@ -71,11 +71,31 @@ def parse_record(data: Any, *, where: str | None = None, kind: str | None = None
         raise
 
 
-def parse_body(body: str | bytes, record_id: str, members: dict[str, list[str]] | None = None) -> Record:
+def parse_body(body: str | bytes, record_id: str, members: dict[str, list[str]] | None = None, *, keep: bool = True) -> Record:
     """Read a stored body back into its record, checking it still matches its id. ``members``
     are the member lists the body leaves to the record's relationships (``Record.stored_body``),
-    as the store read them back."""
-    return parse_record(json.loads(body) | (members or {}) | {"id": record_id}, where=record_id)
+    as the store read them back.
+
+    A pure function of its arguments (and the record size limit in force), so a body read
+    before, byte for byte, under the same id, members and limit, gives back the record checked
+    then: a server reading the same records for page after page checks each once. A body that
+    differs in one byte is parsed and checked afresh. The memo is dropped whole past
+    ``_READ_MAX`` entries; a reader that reads each record once (``gaf verify``) passes
+    ``keep=False``. Records are shared between readers: read them, never change them."""
+    key = (record_id, body, tuple(sorted((k, tuple(v)) for k, v in members.items())) if members else (), max_record_bytes())
+    found = _READ.get(key)
+    if found is None:
+        found = parse_record(json.loads(body) | (members or {}) | {"id": record_id}, where=record_id)
+        if keep:
+            if len(_READ) >= _READ_MAX:
+                _READ.clear()
+            _READ[key] = found
+    return found
+
+
+#: Records read back from stored bodies, by (id, body, members, size limit): see ``parse_body``.
+_READ: dict[tuple[str, str | bytes, tuple[tuple[str, tuple[str, ...]], ...], int], Record] = {}
+_READ_MAX = 20_000
 
 
 def _describe(exc: ValidationError, kind: str) -> str:
