@@ -310,7 +310,7 @@ class Interval(Value):
 
 #: How long work says how far it got: called with (stage, done, total or None) at natural points
 #: (claims read, claims weighed, combinations tried). The library never prints; the CLI shows it
-#: (``gaf.cli.common.Ticker``). Nothing it is given enters a record.
+#: (``gaf.cli.output.Ticker``). Nothing it is given enters a record.
 Progress = Callable[[str, int, "int | None"], None]
 
 

@@ -150,6 +150,16 @@ def test_the_library_and_the_web_layer_do_not_import_the_cli(rel):
     assert not bad, "\n".join(bad)
 
 
+#: The longest a command-line module may grow (issue 17): past it, a command group is two.
+CLI_MODULE_LINES = 400
+
+
+@pytest.mark.parametrize("rel", [rel for rel, _ in MODULES if rel.startswith("gaf/cli/")])
+def test_no_command_line_module_is_longer_than_400_lines(rel):
+    lines = (ROOT / rel).read_text(encoding="utf-8").count("\n")
+    assert lines <= CLI_MODULE_LINES, f"{rel} is {lines} lines: split it by command group or concern (gaf/cli/output.py holds how commands print)"
+
+
 # ---------------------------------------------------------------------- the layers, as docs/architecture.md tables them
 
 ROW = re.compile(r"^\| (\d)( [a-z]+)? \| `([^`]+\.py)` \|")

@@ -22,7 +22,7 @@ from typer.testing import Result as CliResult
 
 from gaf.canonical import PREFIX_DIGITS, short_ids
 from gaf.cli import app
-from gaf.cli.common import statement_text
+from gaf.cli.output import statement_text
 from gaf.errors import AmbiguousReference, InvalidRecord, UnknownReference
 from gaf.ledger import ingest
 from gaf.records import RECORD_TYPES, Agent

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from gaf import ledger
 from gaf.cli import app
-from gaf.cli.common import Ticker
+from gaf.cli.output import Ticker
 from gaf.errors import BatchRejected, UnknownFormat
 from gaf.ledger import ingest, items_of
 from gaf.records import Claim

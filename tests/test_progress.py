@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 import impact
 from gaf.cli import app
-from gaf.cli import common
+from gaf.cli import output
 from gaf.closure import close
 from gaf.ledger import CHECKING as ITEMS_CHECKED
 from gaf.ledger import WRITING, ingest
@@ -228,7 +228,7 @@ def test_verify_and_impact_tell_a_log_nothing_within_its_first_seconds_with_json
 
 @pytest.mark.parametrize("command", sorted(LOOKS))
 def test_verify_and_impact_tell_a_log_their_stages_once_past_its_wait_and_nothing_with_quiet(rent, command, monkeypatch):
-    monkeypatch.setattr(common, "PROGRESS_EVERY", 0.0)  # every piece of work is long: the log is told at once
+    monkeypatch.setattr(output, "PROGRESS_EVERY", 0.0)  # every piece of work is long: the log is told at once
     told = runner.invoke(app, [*LOOKS[command], "--store", rent, "--json"])
     assert told.exit_code == 0, told.output
     json.loads(told.stdout)  # stdout stays the JSON alone

@@ -9,7 +9,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from gaf import policies
-from gaf.cli.common import JsonOpt, StoreOpt, app, command, emit, open_store, or_now, out, read_with, time_option
+from gaf.cli.common import JsonOpt, StoreOpt, app, command, open_store, or_now, read_with, time_option
+from gaf.cli.output import emit, out
 from gaf.errors import InvalidValue
 from gaf.records import ActionPolicy
 

@@ -10,19 +10,21 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-# boilerplate: the names this command group takes from gaf/cli/common.py, one per line
+# boilerplate: the names this command group takes from gaf/cli/common.py and output.py, one per line
 from gaf.cli.common import (
     FormatOpt,
     JsonOpt,
     QuietOpt,
     StoreOpt,
-    Ticker,
     app,
-    chosen_format,
     command,
-    emit_rows,
     group,
     open_store,
+)
+from gaf.cli.output import (
+    Ticker,
+    chosen_format,
+    emit_rows,
     print_rows,
 )
 from gaf.errors import EXIT_CODES, GafError, InvalidRecord

@@ -10,26 +10,28 @@ from rich.table import Table
 
 from gaf import closure, lifecycle, policies, projection, whatif
 
-# boilerplate: the names this command group takes from gaf/cli/common.py, one per line
+# boilerplate: the names this command group takes from gaf/cli/common.py and output.py, one per line
 from gaf.canonical import short_ids
 from gaf.cli.common import (
     FormatOpt,
     JsonOpt,
     StoreOpt,
     app,
-    chosen_format,
     command,
-    emit,
-    emit_rows,
     number_option,
     open_store,
     or_now,
-    out,
-    print_rows,
     QuietOpt,
-    Ticker,
     signing_key,
     time_option,
+)
+from gaf.cli.output import (
+    chosen_format,
+    emit,
+    emit_rows,
+    out,
+    print_rows,
+    Ticker,
     warn_ignored,
 )
 from gaf.errors import ExitCode, GafError

@@ -13,7 +13,8 @@ import typer
 import impact
 from gaf import policies
 from gaf.canonical import short_ids
-from gaf.cli.common import group, AsOfOpt, JsonOpt, QuietOpt, StoreOpt, Ticker, app, command, emit, number_option, open_store, out, print_rows, time_option
+from gaf.cli.common import group, AsOfOpt, JsonOpt, QuietOpt, StoreOpt, app, command, number_option, open_store, time_option
+from gaf.cli.output import Ticker, emit, out, print_rows
 from gaf.errors import GafError
 from gaf.records import Projection, VerdictRules
 from gaf.store import GafStore

@@ -10,24 +10,26 @@ import typer
 
 from gaf import lifecycle, policies
 from gaf.canonical import short_ids
-# boilerplate: the names this command group takes from gaf/cli/common.py, one per line
+# boilerplate: the names this command group takes from gaf/cli/common.py and output.py, one per line
 from gaf.cli.common import (
     AtOpt,
     FormatOpt,
     JsonOpt,
     StoreOpt,
-    chosen_format,
     command,
-    emit,
-    emit_rows,
     open_store,
-    out,
     QuietOpt,
-    Ticker,
     number_option,
     or_now,
-    print_rows,
     time_option,
+)
+from gaf.cli.output import (
+    chosen_format,
+    emit,
+    emit_rows,
+    out,
+    Ticker,
+    print_rows,
 )
 from gaf.cli.policy import policy_app
 from gaf.errors import GafError

@@ -9,20 +9,22 @@ from typing import Annotated, Any
 import typer
 
 from gaf import policies, projection
-# boilerplate: the names this command group takes from gaf/cli/common.py, one per line
+# boilerplate: the names this command group takes from gaf/cli/common.py and output.py, one per line
 from gaf.cli.common import (
     AtOpt,
     FormatOpt,
     JsonOpt,
     StoreOpt,
     app,
-    chosen_format,
     command,
-    emit,
-    emit_rows,
     group,
     open_store,
     or_now,
+)
+from gaf.cli.output import (
+    chosen_format,
+    emit,
+    emit_rows,
     out,
     print_rows,
     warn_ignored,

@@ -13,28 +13,30 @@ from rich.table import Table
 
 from gaf.cli.common import (
     AtOpt,
-    TABLE_ROWS,
-    Format,
     FormatOpt,
     choice_option,
-    chosen_format,
-    emit_rows,
     JsonOpt,
     StoreOpt,
     app,
     command,
-    emit,
-    err,
     number_option,
     open_store,
     or_now,
-    out,
     QuietOpt,
+    settings,
+    verify_key,
+)
+from gaf.cli.output import (
+    TABLE_ROWS,
+    Format,
+    chosen_format,
+    emit_rows,
+    emit,
+    err,
+    out,
     Ticker,
     named_by,
     records_table,
-    settings,
-    verify_key,
 )
 from gaf.errors import ExitCode, GafError
 from gaf.ledger import ingest as ingest_records

@@ -11,7 +11,7 @@ import typer
 from gaf import policies
 from gaf import reopen as reopening
 
-# boilerplate: the names this command group takes from gaf/cli/common.py, one per line
+# boilerplate: the names this command group takes from gaf/cli/common.py and output.py, one per line
 from gaf.canonical import short_ids
 from gaf.cli.common import (
     AtOpt,
@@ -21,15 +21,17 @@ from gaf.cli.common import (
     QuietOpt,
     ReviewerOpt,
     StoreOpt,
-    Ticker,
     app,
     command,
-    emit,
     open_store,
     or_now,
-    out,
     signing_key,
     time_option,
+)
+from gaf.cli.output import (
+    Ticker,
+    emit,
+    out,
 )
 from gaf.ledger import ingest as ingest_records
 from gaf.records import Claim, Projection

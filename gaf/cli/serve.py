@@ -6,7 +6,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from gaf.cli.common import AtOpt, FormatOpt, JsonOpt, StoreOpt, app, chosen_format, command, emit, emit_rows, group, number_option, open_store, out, or_now, print_rows, settings
+from gaf.cli.common import AtOpt, FormatOpt, JsonOpt, StoreOpt, app, command, group, number_option, open_store, or_now, settings
+from gaf.cli.output import chosen_format, emit, emit_rows, out, print_rows
 from gaf.records import Agent
 from gaf.types import Span
 from gaf.store import store_target
