@@ -107,6 +107,8 @@ def _spelled(value: Any) -> Any:
     kind = type(value)
     if kind is str:
         return value if value.isascii() or max(value) < "\ud800" else _NOT
+    # boilerplate: the dict and list branches below walk their items alike, written out apart rather than through a
+    # shared helper: this runs for every value of every record, and a call per item is what the fast path saves.
     if kind is dict:
         out = None
         for k, v in value.items():

@@ -226,6 +226,8 @@ def _kind(term: Term | None) -> int:
     return _VAR if is_var(term) else _CONSTANT
 
 
+# boilerplate: the compiled clauses below (_Pattern, _Negation, _Test, _Let, _Aggregate) and _Body after them are
+# frozen slotted dataclasses declaring their fields one per line with a type; the shapes repeat from class to class.
 @dataclass(frozen=True, slots=True)
 class _Pattern:
     """An atom with each argument's kind decided: what matching and grounding read."""

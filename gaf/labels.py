@@ -58,6 +58,8 @@ class Labels:
         r = self.records.get(record_id)
         if r is None:
             return short(record_id)
+        # boilerplate: one branch a record kind, each saying it in its own words from its own fields; a chain rather
+        # than a table, as one branch asks what fields a record has (name and version: policies, rule sets), not its kind.
         kind = r.KIND
         if kind == "proposition":
             return said(r)

@@ -475,6 +475,8 @@ def _aggregate(variable: str, tokens: list[Token]) -> Aggregate:
     return Aggregate.model_validate({"let": variable, "aggregate": kind, "of": of, "over": clauses})
 
 
+# boilerplate: _expr and _product below are one function a precedence level, as recursive descent writes a grammar;
+# folding them into one parametrised loop would add a call per level to every nested operand, for two short functions.
 def _expr(tokens: list[Token]) -> tuple[Operand, list[Token]]:
     """``a + b * (c - d)``: sums of products, ``*`` and ``/`` binding tighter."""
     left, tokens = _product(tokens)

@@ -170,6 +170,8 @@ def verdict_of(acc: float) -> float:
 # ---------------------------------------------------------------------- judging a GAF
 
 
+# boilerplate: RuleTrace and Judgement below are frozen dataclasses declaring their fields one per line with a type,
+# as the record classes and the compiled clauses of gaf/derive.py do; the shapes repeat by design.
 @dataclass(frozen=True)
 class RuleTrace:
     """One rule in a verdict's trace."""

@@ -494,15 +494,16 @@ class _Parser:
             parts.append(self.name(what))
         return ".".join(parts)
 
-    def arguments(self) -> None:
-        """The rest of ``( expr, … )`` after its opening parenthesis."""
-        if self.accept_symbol(")"):
+    def arguments(self, close: str = ")") -> None:
+        """The rest of ``( expr, … )`` after its opening parenthesis (or of a list literal's ``[ expr, … ]``
+        with ``close="]"``)."""
+        if self.accept_symbol(close):
             return
         while True:
             self.expression()
             if not self.accept_symbol(","):
                 break
-        self.expect_symbol(")")
+        self.expect_symbol(close)
 
     # ---------------------------------------------------------------- patterns
 
@@ -784,13 +785,7 @@ class _Parser:
 
         if self.attempt(pattern_comprehension) or self.attempt(comprehension):
             return
-        if self.accept_symbol("]"):
-            return
-        while True:
-            self.expression()
-            if not self.accept_symbol(","):
-                break
-        self.expect_symbol("]")
+        self.arguments("]")
 
     def path_variable(self) -> None:
         if self.tok.kind in ("name", "quoted") and self.peek().kind == "symbol" and self.peek().value == "=":

@@ -23,7 +23,8 @@ from impact import Limits
 from impact.report import closure_rows, headline, run_paths, to_html, to_markdown
 
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
-# --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command.
+# --store/--json/--by option lines and the open-call-emit shape of a body repeat from command to command; here also
+# the --as-of, --html, --markdown and three limit options every impact question takes, and the _impact call.
 
 impact_app = group("Impact analysis: what must be reviewed after an invalidation, new claim or policy change.")
 app.add_typer(impact_app, name="impact")

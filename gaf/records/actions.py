@@ -13,7 +13,8 @@ from gaf.rules import ClauseField, Operand, parse_expression
 from gaf.types import Amount, Instant, Interval, Key, Ref, Text, Unit, Value
 
 # boilerplate: every record kind below declares the same things in the same order (kind, LABEL, TIME_FIELD,
-# REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design.
+# REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design. So do the StrEnums
+# between them: each lists the names a field may take, one per line.
 
 
 class Grant(Record):

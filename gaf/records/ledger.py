@@ -23,7 +23,8 @@ from gaf.types import Instant, Interval, Key, Quantity, Ref, Scalar, Text, Unit,
 
 
 # boilerplate: every record kind below declares the same things in the same order (kind, LABEL, TIME_FIELD,
-# REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design.
+# REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design. So do the StrEnums
+# between them: each lists the names a field may take, one per line.
 
 
 class AgentType(StrEnum):

@@ -19,7 +19,8 @@ from gaf.rules import DerivationRule
 from gaf.types import Instant, Interval, Key, Quantity, Ref, Scalar, Text, Value
 
 # boilerplate: every record kind below declares the same things in the same order (kind, LABEL, TIME_FIELD,
-# REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design.
+# REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design. So do the StrEnums
+# between them: each lists the names a field may take, one per line.
 
 
 class AbsenceMeaning(StrEnum):

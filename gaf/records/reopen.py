@@ -9,7 +9,8 @@ from gaf.records.base import Record
 from gaf.types import Instant, Ref, Text
 
 # boilerplate: every record kind below declares the same things in the same order (kind, LABEL, TIME_FIELD,
-# REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design.
+# REFS, its fields), the declarations gaf/records/base.py reads; the shapes repeat by design. So do the StrEnums
+# between them: each lists the names a field may take, one per line.
 
 
 class Trigger(StrEnum):

@@ -47,6 +47,8 @@ class Role(str, Enum):
         return order.index(self) >= order.index(needed)
 
 
+# boilerplate: a dataclass of the fields a token keeps, one per line with a type, as the records in gaf/records declare
+# theirs; the shape repeats by design.
 @dataclass(frozen=True)
 class Token:
     """One token as kept: never its secret, only the secret's sha256."""
