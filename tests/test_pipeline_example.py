@@ -47,7 +47,7 @@ def _tools() -> Path:
     except module.PipelineEnvError as exc:
         if os.environ.get("CI") or os.environ.get("GAF_REQUIRE_PIPELINE"):
             pytest.fail(f"the pipeline tools are required here: {exc}")
-        pytest.skip(f"the pipeline tools could not be installed (python scripts/pipeline_env.py fetch): {exc}")
+        pytest.skip(reason=f"the pipeline tools could not be installed (python scripts/pipeline_env.py fetch): {exc}")
 
 
 def _artifact(work: Path, name: str) -> dict[str, Any]:
