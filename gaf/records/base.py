@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import types
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -85,7 +85,23 @@ def max_record_bytes() -> int:
 
 
 _SHARED: dict[tuple[type, str], Any] = {}
+K = typing.TypeVar("K")
+V = typing.TypeVar("V")
 _SHARED_MAX = 50_000
+
+
+def kept(cache: dict[K, V], most: int, key: K, make: Callable[[], V], *, keep: bool = True) -> V:
+    """What ``cache`` holds under ``key``, else ``make()``, kept there unless ``keep`` is false:
+    the process's caches of immutable records (``Record.shared``, ``registry.parse_body``),
+    each dropped whole when it reaches ``most`` entries."""
+    found = cache.get(key)
+    if found is None:
+        found = make()
+        if keep:
+            if len(cache) >= most:
+                cache.clear()
+            cache[key] = found
+    return found
 
 
 def _shared_key(value: Any) -> Any:
@@ -168,12 +184,7 @@ class Record(Value):
             key = (cls, json.dumps(fields, sort_keys=True, default=_shared_key))
         except TypeError:
             return cls(**fields)  # a field the key cannot spell out: build it afresh
-        hit = _SHARED.get(key)
-        if hit is None:
-            if len(_SHARED) >= _SHARED_MAX:
-                _SHARED.clear()
-            hit = _SHARED[key] = cls(**fields)
-        return hit
+        return kept(_SHARED, _SHARED_MAX, key, lambda: cls(**fields))  # type: ignore[no-any-return]
 
     @model_validator(mode="after")
     def _identify(self) -> Record:

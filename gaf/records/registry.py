@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from gaf.errors import InvalidRecord, UnknownKind
 from gaf.records.actions import Action, ActionPolicy, ActionStatus, Grant
-from gaf.records.base import Record, max_record_bytes
+from gaf.records.base import Record, kept, max_record_bytes
 from gaf.records.ledger import Agent, Claim, CompletenessDeclaration, Proposition, RunInvalidation, Source, SourceInvalidation
 from gaf.records.lifecycle import CaseDecision, PolicyCandidate, PolicyException, RatifiedPolicy, Waiver
 from gaf.records.projection import GAF, AcceptedFact, Decision, Derivation, Evaluation, Exclusion, Projection
@@ -83,14 +83,11 @@ def parse_body(body: str | bytes, record_id: str, members: dict[str, list[str]] 
     ``_READ_MAX`` entries; a reader that reads each record once (``gaf verify``) passes
     ``keep=False``. Records are shared between readers: read them, never change them."""
     key = (record_id, body, tuple(sorted((k, tuple(v)) for k, v in members.items())) if members else (), max_record_bytes())
-    found = _READ.get(key)
-    if found is None:
-        found = parse_record(json.loads(body) | (members or {}) | {"id": record_id}, where=record_id)
-        if keep:
-            if len(_READ) >= _READ_MAX:
-                _READ.clear()
-            _READ[key] = found
-    return found
+
+    def read() -> Record:
+        return parse_record(json.loads(body) | (members or {}) | {"id": record_id}, where=record_id)
+
+    return kept(_READ, _READ_MAX, key, read, keep=keep)
 
 
 #: Records read back from stored bodies, by (id, body, members, size limit): see ``parse_body``.
