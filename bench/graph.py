@@ -85,7 +85,7 @@ NODES_PER_CASE = 22
 
 def node_count(record: Record) -> int:
     """Nodes a record adds on its own (itself and what it implies), before dedup."""
-    return 1 + len(record.implied())
+    return 1 + len(record.implied_all())
 
 
 @dataclass
@@ -133,7 +133,7 @@ def build(
         added = 0
         for record in group:
             records.append(record)
-            for node in (record, *record.implied()):
+            for node in (record, *record.implied_all()):
                 if node.id in seen:
                     continue
                 seen.add(node.id)
@@ -449,7 +449,7 @@ def plan(batches: Sequence[Sequence[Record]], statement_rows: int) -> Iterator[B
         edges: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
         columns: dict[str, Sequence[str]] = {}
         for record in batch:
-            for node in (record, *record.implied()):
+            for node in (record, *record.implied_all()):
                 if node.id in seen:
                     continue
                 seen.add(node.id)

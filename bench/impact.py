@@ -119,7 +119,7 @@ def write_csv(directory: Path, nodes: int, sources: int, skew: float, seed: int)
     def add(records: list[Any]) -> int:
         added = 0
         for record in records:
-            for node in (record, *record.implied()):
+            for node in (record, *record.implied_all()):
                 if node.id in seen:
                     continue
                 seen.add(node.id)

@@ -315,6 +315,12 @@ def measure_cone(store: Any, runs: int, warmup: int, reference_runs: int) -> dic
     total, total_times, evaluated = median_time(lambda: evaluate(store, policy, as_of=AS_OF), runs, warmup)
     query, query_times, claims = median_time(lambda: cone_claims(store, policy, AS_OF), runs, warmup)
     memory, _, _ = median_time(lambda: evaluate_over(policy, claims, as_of=AS_OF), runs, warmup)
+    # The baseline in the same run: the cone's two statements as a store before schema version 7
+    # asks them (by the propositions' subject column), on the same ledger; the same claims.
+    column, column_times, column_rows = median_time(lambda: _by_subject_column(store, policy), runs, warmup)
+    keyed = store.cone_claims(sorted(CONE_SUBJECTS), [], sorted(cone_predicates(policy)))
+    if sorted({r["id"] for r in column_rows}) != [c.id for c in keyed]:
+        raise RuntimeError("the cone read by the subject column and through the subject keys differ")
     params = {"predicates": sorted(cone_predicates(policy)), "cutoff": format_instant(AS_OF)}
     wide, wide_times, rows = (
         median_time(lambda: store.read(LEDGER_WIDE, params), reference_runs, 1) if reference_runs else (None, [], [{"n": None}])
@@ -326,6 +332,8 @@ def measure_cone(store: Any, runs: int, warmup: int, reference_runs: int) -> dic
         "cone_query_s": query,
         "cone_query_runs_s": query_times,
         "in_memory_s": memory,
+        "column_query_s": column,
+        "column_query_runs_s": column_times,
         "cone_claims": len(evaluated.claims),
         "evaluations": len(evaluated.evaluations),
         "candidates": len(evaluated.candidates),
@@ -336,6 +344,15 @@ def measure_cone(store: Any, runs: int, warmup: int, reference_runs: int) -> dic
         "ledger_wide_runs_s": wide_times,
         "ledger_wide_claims": rows[0]["n"],
     }
+
+
+def _by_subject_column(store: Any, policy: Any) -> list[dict[str, Any]]:
+    """The cone's claims read as schema version 6 reads them (``_CONE_EXACT``), both statements."""
+    from gaf.projection import cone_predicates
+    from gaf.store.questions import _CONE_EXACT
+
+    params = {"subjects": sorted(CONE_SUBJECTS), "predicates": sorted(cone_predicates(policy))}
+    return [row for cypher in _CONE_EXACT.values() for row in store.read(cypher, params)]
 
 
 def neo4j_driver() -> Any:
@@ -397,12 +414,13 @@ def neo4j_plan(driver: Any, store: Any, *, profile: bool) -> dict[str, Any]:
     Returns, per relationship (ASSERTS/DENIES), where the plan starts (its leaf
     operators) and, when profiled, the total database hits.
     """
-    from gaf.store.questions import _CONE_EXACT
+    from gaf.records import SubjectKey
+    from gaf.store.questions import _CONE_KEYED
 
-    params = _cone_params(store)
+    params = {**_cone_params(store), "ids": sorted(SubjectKey(subject=s).id for s in CONE_SUBJECTS)}
     out: dict[str, Any] = {}
     with driver.session() as session:
-        for rel, cypher in _CONE_EXACT.items():
+        for rel, (_, cypher) in _CONE_KEYED.items():
             summary = session.run(("PROFILE " if profile else "EXPLAIN ") + cypher, params).consume()
             ops: list[dict[str, Any]] = []
             _walk(summary.profile if profile else summary.plan, ops)
@@ -556,7 +574,7 @@ def cone_report(out: dict[str, Any]) -> str:
             row = [
                 f"{r['size']:,}", f"{r['counts'].get('proposition', 0):,}", r["cone_claims"],
                 ms(r["evaluate_s"]), ms(r["cone_query_s"]), ms(r["in_memory_s"]),
-                f"{r['evaluate_s'] / base['evaluate_s']:.2f}x",
+                f"{r['evaluate_s'] / base['evaluate_s']:.2f}x", ms(r["column_query_s"]),
             ]  # fmt: skip
             if neo:
                 row += [plan_start(r["plan"]), r["profile"]["ASSERTS"]["db_hits"] + r["profile"]["DENIES"]["db_hits"]]
@@ -566,7 +584,8 @@ def cone_report(out: dict[str, Any]) -> str:
                 row += [ms(c["evaluate_s"]), plan_start(c["plan"])]
             row.append(r["gaf"][:16] + "…")
             rows.append(row)
-        headers = ["claims", "propositions", "cone claims", "evaluate ms", "cone query ms", "in memory ms", "vs smallest"]
+        headers = ["claims", "propositions", "cone claims", "evaluate ms", "cone query ms", "in memory ms", "vs smallest",
+                   "cone by subject column (schema 6) ms"]  # fmt: skip
         if neo:
             headers += ["plan starts at", "db hits"]
         headers += ["ledger-wide query ms", "vs smallest"]

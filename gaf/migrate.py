@@ -1,10 +1,11 @@
 """Bringing a store written by an older gaf to the current stored shape: ``gaf migrate``.
 
-A migration only ever adds records. It writes what the current shape has and the old
-one lacked, for the records already there — from version 1 to 2, the ``Cone`` of every
-closure made before cones were recorded, computed from the closure's own policy and
-rules exactly as ``close`` computes it — and a ``SchemaVersion`` stamp saying what it
-did, all in one transaction: a migration that fails leaves the store as it was. No id
+A migration only ever adds records and relationships. It writes what the current shape has
+and the old one lacked, for the records already there — from version 1 to 2, the ``Cone`` of
+every closure made before cones were recorded, computed from the closure's own policy and
+rules exactly as ``close`` computes it; to 7, the ``SubjectKey`` of every subject and the
+``ABOUT`` relationship from each proposition to it — and a ``SchemaVersion`` stamp saying
+what it did, all in one transaction: a migration that fails leaves the store as it was. No id
 changes and nothing is rewritten, so ``gaf verify`` and every replay answer as before.
 Running it again finds nothing to do and writes nothing.
 """
@@ -17,9 +18,9 @@ from typing import Any
 
 from gaf.errors import StoreError, UnknownReference
 from gaf.projection.cone import cones_for
-from gaf.records import Closure, Cone, Record, SchemaVersion
+from gaf.records import Closure, Cone, Record, SchemaVersion, SubjectKey
 from gaf.store import GafStore
-from gaf.store.schema import CONES_RECORDED, LOG_KEPT, MEMBERS_HELD, RUNS_VOIDABLE, SCHEMA_VERSION, UNITS_RECORDED
+from gaf.store.schema import CONES_RECORDED, LOG_KEPT, MEMBERS_HELD, RUNS_VOIDABLE, SCHEMA_VERSION, SUBJECTS_KEYED, UNITS_RECORDED
 
 
 @dataclass
@@ -59,12 +60,18 @@ def migrate(store: GafStore, *, at: datetime, dry_run: bool = False) -> Migrated
             f"the store at {store.location} is at schema version {before}; this gaf knows versions up to {SCHEMA_VERSION}",
             hint="it was written by a newer gaf: upgrade gaf to read and migrate it",
         )
-    # Closures put without their cone into a store already at this version are repaired too.
+    # Closures put without their cone into a store already at this version are repaired too, and
+    # so are propositions without their subject's key.
     cones = _cones_for_closures_without_one(store)
-    if before == SCHEMA_VERSION and not cones:
+    unkeyed = store.unkeyed_propositions()
+    if before == SCHEMA_VERSION and not cones and not unkeyed:
         return Migrated(before, before)
-    backfilled = {"cone": len(cones)}
-    records: list[Record] = list(cones)
+    keys = {subject: SubjectKey(subject=subject) for subject in sorted({subject for _, subject in unkeyed})}
+    stored = store.exists(k.id for k in keys.values())
+    new_keys = [k for k in keys.values() if k.id not in stored]
+    backfilled = {kind: n for kind, n in (("cone", len(cones)), ("subject_key", len(new_keys))) if n}
+    records: list[Record] = [*cones, *new_keys]
+    links = [(pid, "ABOUT", keys[subject].id) for pid, subject in unkeyed]
     stamp = None
     if before < SCHEMA_VERSION:
         made = SchemaVersion(version=SCHEMA_VERSION, migrated_from=before, backfilled=backfilled, at=at,
@@ -72,7 +79,7 @@ def migrate(store: GafStore, *, at: datetime, dry_run: bool = False) -> Migrated
         records.append(made)
         stamp = made.id
     if not dry_run:
-        store.put(records, at=at)
+        store.put(records, at=at, links=links)
     return Migrated(before, SCHEMA_VERSION, backfilled, stamp)
 
 
@@ -89,6 +96,8 @@ def _what_changed(before: int, cones: int) -> str:
         done.append("the write log begun: the records stored before are its first links, marked migrated")
     if before < RUNS_VOIDABLE:
         done.append("run invalidations declared (nothing to backfill)")
+    if before < SUBJECTS_KEYED:
+        done.append("subject keys written for the subjects of the propositions stored before, each proposition linked to its key")
     return "; ".join(done)
 
 

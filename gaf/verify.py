@@ -21,7 +21,7 @@ from gaf.projection.cone import cones_for
 from gaf.records import RECORD_TYPES, Closure, Cone, LogEntry, Record, Verdict, parse_body
 from gaf.signing import signature_problem
 from gaf.store.base import GafStore
-from gaf.store.schema import CONES_RECORDED, LOG_KEPT
+from gaf.store.schema import CONES_RECORDED, LOG_KEPT, SUBJECTS_KEYED
 from gaf.types import Progress, no_progress
 
 #: The one stage of a verify, and how many records are checked between two reports of it.
@@ -89,6 +89,7 @@ def verify(
     stored: set[str] = set()
     dangling: list[tuple[str, str, str]] = []
     total = sum(store.count(cls) for cls in RECORD_TYPES.values())  # the store's own records (version stamps) too
+    keyed = store.schema_version() >= SUBJECTS_KEYED  # before, a proposition may lack its ABOUT (gaf migrate links it)
     progress(CHECKING, 0, total)
     for kind, cls in sorted(RECORD_TYPES.items()):
         rows = store.stored_nodes(kind)
@@ -110,7 +111,7 @@ def verify(
             for name in sorted(stored_props):
                 if _normal(stored_props[name]) != _normal(expected[name]):
                     report.discrepancies.append(Discrepancy(record.id, f"property {name} is {stored_props[name]!r} on the node but {expected[name]!r} in the record"))
-            dangling += _check_edges(record, edges.get(record.id, []), report)
+            dangling += [d for d in _check_edges(record, edges.get(record.id, []), report) if keyed or d[1] != "ABOUT"]
             if isinstance(record, Cone):
                 cones.setdefault(record.closure, []).append(record)
             if isinstance(record, LogEntry):

@@ -29,7 +29,7 @@ from gaf.canonical import kind_of
 from gaf.closure import Evidence, evidence
 from gaf.errors import ExportError, UnknownReference
 from gaf.lineage import upstream_reports
-from gaf.records import RECORD_TYPES, AcceptedFact, Claim, Closure, Record
+from gaf.records import RECORD_TYPES, AcceptedFact, Claim, Closure, Record, record_type
 from gaf.store.base import GafStore
 from gaf.types import Progress, no_progress
 from prov_export import document, ntriples
@@ -101,14 +101,16 @@ def lineage(store: GafStore, closure_id: str, *, known: Evidences | None = None)
 
 
 def _reach(store: GafStore, start: list[str], found: set[str]) -> None:
-    """Add to ``found`` the records ``start`` names and every record they reference, transitively."""
+    """Add to ``found`` the records ``start`` names and every record they reference, transitively
+    (but not records about the store itself, a proposition's subject key: they are not provenance)."""
     todo = list(start)
     while todo:
         rid = todo.pop()
         if rid in found:
             continue
         found.add(rid)
-        todo.extend(target for _, target in store.edges_from(rid) if target not in found)
+        targets = (target for _, target in store.edges_from(rid) if target not in found)
+        todo.extend(t for t in targets if not record_type(kind_of(t)).ABOUT_THE_STORE)
 
 
 def bundles(store: GafStore, records: Iterable[Record], *, known: Evidences | None = None) -> Bundles:

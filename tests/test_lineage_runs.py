@@ -37,6 +37,7 @@ from gaf.policies import publish
 from gaf.projection import project
 from gaf.records import Agent, Claim, Closure, Projection, RunInvalidation, Source, Verdict, VerdictRules
 from gaf.store.ladybug import LadybugStore
+from gaf.store.schema import SCHEMA_VERSION
 from tests.worlds import PIPE_JOBS, PIPE_READS, PIPE_START, PIPE_WRITES, PipelineWorld, PipeRun, pipeline_world
 
 #: When the events are ingested and the question decided; when the run is reopened.
@@ -193,6 +194,7 @@ def test_a_run_no_claim_reports_is_refused_and_an_old_store_must_migrate_first(s
 def test_a_store_older_than_version_6_must_migrate_before_a_run_is_reopened_and_then_can(store, tmp_path):
     from gaf.migrate import migrate
     from gaf.records import SchemaVersion
+    from gaf.store.schema import SCHEMA_VERSION
 
     closure = decide(store, CORRECTED.events(), tmp_path)
     store._write(lambda tx: tx.run("MATCH (s:SchemaVersion) DELETE s"))  # as gaf before run invalidations left it
@@ -204,8 +206,8 @@ def test_a_store_older_than_version_6_must_migrate_before_a_run_is_reopened_and_
                                       reviewer=STEWARD.id, at=NOW, as_of=NOW)  # fmt: skip
     assert store.counts() == counts
     done = migrate(store, at=LATER)
-    assert (done.before, done.after) == (5, 6)
-    assert any("run invalidations" in v.note for v in store.find(SchemaVersion) if v.version == 6)
+    assert (done.before, done.after) == (5, SCHEMA_VERSION)
+    assert any("run invalidations" in v.note for v in store.find(SchemaVersion) if v.version == SCHEMA_VERSION)
     reopened = reopen.after_run_invalidation(store, CORRECTED.runs[0].run_id, impact=impact, by=STEWARD.id, reason="r",
                                              reviewer=STEWARD.id, at=LATER, as_of=LATER)  # fmt: skip
     assert [s["old"] for s in reopened.superseded] == [closure]
@@ -344,7 +346,7 @@ def test_an_embedded_store_declared_before_run_invalidations_gains_their_table_a
     store = LadybugStore(path)  # opened for writing: the table and the pairs are declared again
     try:
         assert store.schema_version() == 5
-        assert (migrate(store, at=LATER).before, store.schema_version()) == (5, 6)
+        assert (migrate(store, at=LATER).before, store.schema_version()) == (5, SCHEMA_VERSION)
         done = reopen.after_run_invalidation(store, CORRECTED.runs[0].run_id, impact=impact, by=STEWARD.id, reason="r",
                                              reviewer=STEWARD.id, at=LATER, as_of=LATER)  # fmt: skip
         assert [s["old"] for s in done.superseded] == [closure] and len(store.find(RunInvalidation)) == 1

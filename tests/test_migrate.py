@@ -27,12 +27,14 @@ from gaf.migrate import migrate
 from gaf.records import (
     GAF,
     RECORD_TYPES,
+    Claim,
     Closure,
     Cone,
     Evaluation,
     Proposition,
     Record,
     SchemaVersion,
+    SubjectKey,
     matches_pattern,
     parse_record,
 )
@@ -71,6 +73,7 @@ def load_legacy(store: GafStore, name: str = "rent") -> dict[str, Record]:
         store.put([records[rid]], at=to_instant(written[rid]))
     store._write(lambda tx: tx.run("MATCH (s:SchemaVersion) DELETE s"))  # the old gaf wrote no stamp
     store._write(lambda tx: tx.run("MATCH (l:LogEntry) DETACH DELETE l"))  # nor a write log
+    store._write(lambda tx: tx.run("MATCH (k:SubjectKey) DETACH DELETE k"))  # nor subject keys (schema 7)
     # The old gaf kept member lists in the body (schema 4 leaves them to the relationships).
     whole = [{"id": r.id, "label": r.LABEL, "body": r.body.decode()} for r in records.values() if r.stored_body != r.body]
     assert {w["label"] for w in whole} >= {"GAF", "Decision"}
@@ -107,7 +110,8 @@ def test_migrate_records_every_closures_cone_keeping_every_id_replay_and_verify(
 
     done = migrate(store, at=AT)
 
-    assert (done.before, done.after, done.backfilled) == (1, SCHEMA_VERSION, {"cone": 4})
+    subjects = {r.subject for r in old.values() if isinstance(r, Proposition)}
+    assert (done.before, done.after, done.backfilled) == (1, SCHEMA_VERSION, {"cone": 4, "subject_key": len(subjects)})
     assert store.schema_version() == SCHEMA_VERSION and store.closures_without_cone() == []
     after_ids = stored_ids(store)
     assert before_ids <= after_ids  # nothing lost; what was added is cones and their keys (and the stamp, not counted)
@@ -173,6 +177,42 @@ def test_reach_reads_every_policy_on_an_old_store_says_so_and_finds_what_the_con
     assert any(report["closures"] for report in after.values())  # the rent story's sources do move closures
 
 
+def test_migrate_links_every_proposition_to_its_subjects_key_and_the_cone_reads_the_same_claims_through_it(store):
+    old = load_legacy(store)
+    propositions = {r.id: r for r in old.values() if isinstance(r, Proposition)}
+    claims = [r for r in old.values() if isinstance(r, Claim)]
+    assert {pid for pid, _ in store.unkeyed_propositions()} == set(propositions)
+
+    def cone(subjects: list[str], prefixes: list[str], predicates: list[str]) -> list[str]:
+        return [c.id for c in store.cone_claims(subjects, prefixes, predicates)]
+
+    def truth(subjects: list[str], prefixes: list[str], predicates: list[str]) -> list[str]:
+        # The claims themselves, read in Python: any statement about one of the subjects (or a
+        # subject with one of the prefixes) with one of the predicates.
+        return sorted(c.id for c in claims if any(
+            st.predicate in predicates and (st.subject in subjects or any(st.subject.startswith(p) for p in prefixes))
+            for st in c.statements))  # fmt: skip
+
+    every_predicate = sorted({p.predicate for p in propositions.values()})
+    every_subject = sorted({p.subject for p in propositions.values()})
+    questions = [
+        (every_subject[:3], [], every_predicate),
+        ([], ["payment:", "rent:"], every_predicate[:4]),
+        (every_subject[-2:], ["lease:"], every_predicate),
+        (["no-such:subject"], ["no-such:"], every_predicate),
+    ]
+    before = [cone(*q) for q in questions]  # an unmigrated store: the subject column
+    migrate(store, at=AT)
+    assert store.unkeyed_propositions() == []
+    for pid, proposition in sorted(propositions.items()):
+        key = SubjectKey(subject=proposition.subject)
+        assert ("ABOUT", key.id) in store.edges_from(pid) and store.get(key.id) == key
+    assert [cone(*q) for q in questions] == before == [truth(*q) for q in questions]
+    assert any(before)
+    again = migrate(store, at=AT)
+    assert not again.changed and store.unkeyed_propositions() == []
+
+
 def test_the_cli_migrates_an_old_store_once_and_then_says_there_is_nothing_to_do(tmp_path):
     location = str(tmp_path / "old.lbug")
     with LadybugStore(location) as old:
@@ -180,8 +220,11 @@ def test_the_cli_migrates_an_old_store_once_and_then_says_there_is_nothing_to_do
     runner = CliRunner()
     first = runner.invoke(app, ["migrate", "--store", location, "--json"])
     assert first.exit_code == 0, first.output
+    subjects = {json.loads(line)["record"]["subject"] for line in (LEGACY / "rent.jsonl").read_text(encoding="utf-8").splitlines()
+                if json.loads(line)["record"]["kind"] == "proposition"}  # fmt: skip
     assert json.loads(first.stdout) | {"stamp": None} == {
-        "before": 1, "after": SCHEMA_VERSION, "changed": True, "backfilled": {"cone": 4}, "stamp": None, "dry_run": False}
+        "before": 1, "after": SCHEMA_VERSION, "changed": True, "backfilled": {"cone": 4, "subject_key": len(subjects)},
+        "stamp": None, "dry_run": False}  # fmt: skip
     second = runner.invoke(app, ["migrate", "--store", location])
     assert second.exit_code == 0 and "nothing to migrate" in second.stdout
 

@@ -249,6 +249,18 @@ class Record(Value):
         """Records that exist because this one does (written in the same transaction)."""
         return []
 
+    def implied_all(self) -> list[Record]:
+        """``implied``, transitively (a claim's propositions, and the subject keys they imply),
+        each once, in the order first met: what a write of this record writes besides it."""
+        found: dict[str, Record] = {}
+        todo = list(reversed(self.implied()))
+        while todo:
+            other = todo.pop()
+            if other.id not in found:
+                found[other.id] = other
+                todo.extend(reversed(other.implied()))
+        return list(found.values())
+
     def time(self) -> datetime | None:
         """When the record entered the system by its own account (e.g. a claim's recorded_at)."""
         return getattr(self, self.TIME_FIELD) if self.TIME_FIELD else None

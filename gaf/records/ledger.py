@@ -127,11 +127,27 @@ class Polarity(StrEnum):
     denied = "denied"
 
 
+class SubjectKey(Record):
+    """A subject some proposition is about, as a node of its own: the key that "the propositions
+    about ``lease:17``" are looked up by. Its id is its content, so every proposition about a
+    subject points at one key (``ABOUT``), and a store without secondary indexes (the embedded
+    one) finds a cone's propositions from a primary key instead of reading every proposition
+    (schema version 7). A record about the store's shape, not of the chain: never exported,
+    never counted among the store's records."""
+
+    kind: Literal["subject_key"] = "subject_key"
+    LABEL: ClassVar[str] = "SubjectKey"
+    ABOUT_THE_STORE: ClassVar = True
+
+    subject: Key
+
+
 class Proposition(Record):
     """The smallest statement that is evaluated: subject, predicate, object, interval."""
 
     kind: Literal["proposition"] = "proposition"
     LABEL: ClassVar[str] = "Proposition"
+    IMPLIED_RELS: ClassVar = {"ABOUT": ("subject_key",)}
 
     subject: Key
     predicate: Key
@@ -144,6 +160,16 @@ class Proposition(Record):
     @model_validator(mode="after")
     def _one_target(self) -> Proposition:
         return _object_or_value(self)
+
+    def subject_key(self) -> SubjectKey:
+        """The key of its subject (``ABOUT``), shared by every proposition about that subject."""
+        return SubjectKey.shared(subject=self.subject)
+
+    def implied(self) -> list[Record]:
+        return [self.subject_key()]
+
+    def extra_edges(self) -> list[tuple[str, str]]:
+        return [("ABOUT", self.subject_key().id)]
 
     @property
     def target(self) -> Any:

@@ -15,7 +15,16 @@ from pydantic import ValidationError
 from gaf.errors import InvalidRecord, UnknownKind
 from gaf.records.actions import Action, ActionPolicy, ActionStatus, Grant
 from gaf.records.base import Record, kept, max_record_bytes
-from gaf.records.ledger import Agent, Claim, CompletenessDeclaration, Proposition, RunInvalidation, Source, SourceInvalidation
+from gaf.records.ledger import (
+    Agent,
+    Claim,
+    CompletenessDeclaration,
+    Proposition,
+    RunInvalidation,
+    Source,
+    SourceInvalidation,
+    SubjectKey,
+)
 from gaf.records.lifecycle import CaseDecision, PolicyCandidate, PolicyException, RatifiedPolicy, Waiver
 from gaf.records.projection import GAF, AcceptedFact, Decision, Derivation, Evaluation, Exclusion, Projection
 from gaf.records.reopen import Appeal, Reopen
@@ -26,7 +35,7 @@ from gaf.records.verdict import Closure, Cone, ConeKey, Verdict, VerdictRules
 RECORD_TYPES: dict[str, type[Record]] = {
     cls.KIND: cls
     for cls in (
-        Agent, Source, SourceInvalidation, Proposition, Claim, RunInvalidation,
+        Agent, Source, SourceInvalidation, SubjectKey, Proposition, Claim, RunInvalidation,
         CompletenessDeclaration, Projection, Evaluation, Exclusion, Derivation, AcceptedFact, Decision, GAF,
         VerdictRules, Closure, ConeKey, Cone, Verdict,
         Grant, ActionPolicy, Action, ActionStatus, Reopen,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import abc
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
 from dataclasses import dataclass, field
@@ -171,6 +171,7 @@ class GafStore(Questions):
         mode: Mode = "atomic",
         lock: str | None = None,
         guard: Callable[[Questions], None] | None = None,
+        links: Sequence[tuple[str, str, str]] = (),
     ) -> WriteReport:
         """Append records (and the records they imply) in one transaction.
 
@@ -188,9 +189,14 @@ class GafStore(Questions):
         is written. ``lock`` names a stored record whose lock the transaction takes
         first, so that writers guarding the same thing (a cumulative limit under one
         action policy) take turns: each one's guard sees what the one before wrote.
+
+        ``links`` are (source id, relationship type, target id) that stored records declare
+        and the store lacks, because they were stored before the relationship existed (what
+        ``gaf migrate`` adds: a proposition's ``ABOUT``), written in the same transaction,
+        after the records; each end must be stored or in the batch, or nothing is written.
         """
         self._check_writable(mode)
-        return self._commit(_prepare(records, mode), mode, format_instant(at), lock=lock, guard=guard)
+        return self._commit(_prepare(records, mode), mode, format_instant(at), lock=lock, guard=guard, links=links)
 
     def put_batches(
         self, batches: Iterable[Iterable[Record | dict[str, Any]]], *, at: datetime, mode: Mode = "atomic"
@@ -245,7 +251,14 @@ class GafStore(Questions):
             raise StoreError(f"the store at {self.location} is open read-only", hint="open it without read_only to write")
 
     def _commit(
-        self, ready: _Ready, mode: Mode, stamp: str | None, *, lock: str | None = None, guard: Callable[[Questions], None] | None = None
+        self,
+        ready: _Ready,
+        mode: Mode,
+        stamp: str | None,
+        *,
+        lock: str | None = None,
+        guard: Callable[[Questions], None] | None = None,
+        links: Sequence[tuple[str, str, str]] = (),
     ) -> WriteReport:
         batch, failed, prepared = ready
 
@@ -255,6 +268,8 @@ class GafStore(Questions):
             if guard is not None:
                 guard(Snapshot(tx, self.dialect, self.location))
             report, new = _put_in(tx, batch, prepared, failed, mode, stamp)
+            if links:
+                _link_stored(tx, links)
             if new:
                 _log(tx, new, prepared, stamp, self._take_log_turn)
             return report
@@ -337,7 +352,7 @@ class _Prepared:
         self.times: dict[str, str] = {}
         for record in given:
             self.batch.setdefault(record.id, record)
-            implied = record.implied()
+            implied = record.implied_all()
             self.implies.setdefault(record.id, [r.id for r in implied])
             for other in implied:
                 self.batch.setdefault(other.id, other)
@@ -504,6 +519,25 @@ def _create(tx: Tx, new: list[str], prep: _Prepared, inherited: dict[str, str], 
             tx.run(_CREATE[label], {"rows": list(chunk)})
     for (rel, src, dst), pairs in sorted(links.items()):
         for chunk in chunks(pairs, STATEMENT_ROWS):
+            tx.run(_link(rel, src, dst), {"rows": list(chunk)})
+
+
+def _link_stored(tx: Tx, links: Sequence[tuple[str, str, str]]) -> None:
+    """CREATE relationships between stored records (``put``'s ``links``): each a relationship the
+    schema declares between the two ends' labels, and both ends stored, else nothing is written."""
+    declared = graph_schema().rels
+    pairs: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
+    for source, rel, target in links:
+        ends = (label_of(kind_of(source)), label_of(kind_of(target)))
+        if ends not in declared.get(rel, []):
+            raise InvalidRecord(f"no relationship {rel} from {ends[0]} to {ends[1]} is declared", where=source)
+        pairs[(rel, *ends)].append({"s": source, "d": target})
+    ends_of = {i for source, _, target in links for i in (source, target)}
+    if missing := sorted(ends_of - existing_ids(tx.run, ends_of)):
+        raise UnknownReference(f"{missing[0]} is not stored: a relationship cannot be added to it", where=missing[0],
+                               hint="write the record first")  # fmt: skip
+    for (rel, src, dst), rows in sorted(pairs.items()):
+        for chunk in chunks(rows, STATEMENT_ROWS):
             tx.run(_link(rel, src, dst), {"rows": list(chunk)})
 
 

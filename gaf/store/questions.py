@@ -37,6 +37,7 @@ from gaf.records import (
     CompletenessDeclaration,
     PolicyException,
     Record,
+    SubjectKey,
     parse_body,
     record_type,
 )
@@ -328,6 +329,11 @@ class Questions(abc.ABC):
             found.update(row["id"] for row in self._rows(_STANDING_READING, {"ids": list(chunk)}))
         return sorted(found)
 
+    def unkeyed_propositions(self) -> list[tuple[str, str]]:
+        """(id, subject) of every proposition not linked to its subject's key (stored before
+        schema version 7), by id."""
+        return [(row["id"], row["subject"]) for row in self._rows(_UNKEYED)]
+
     def closures_without_cone(self) -> list[str]:
         """Closures with no recorded cone (made before cones were recorded), by id."""
         return [row["id"] for row in self._rows(_WITHOUT_CONE)]
@@ -423,14 +429,27 @@ class Questions(abc.ABC):
 
     def cone_claims(self, subjects: Sequence[str], prefixes: Sequence[str], predicates: Sequence[str]) -> list[Claim]:
         """Claims asserting or denying a proposition with one of these predicates about one of
-        these exact subjects, or a subject starting with one of these prefixes, by id."""
+        these exact subjects, or a subject starting with one of these prefixes, by id.
+
+        From schema version 7 the propositions are reached from their subjects' keys
+        (``SubjectKey``, a primary key on both stores); a store not yet migrated is asked by
+        the propositions' subject column, which the embedded store can only scan."""
+        from gaf.store.schema import SUBJECTS_KEYED
+
         found: dict[str, Claim] = {}
         params = {"predicates": sorted(predicates)}
+        keyed = self.schema_version() >= SUBJECTS_KEYED
+        keys = sorted({SubjectKey.shared(subject=s).id for s in subjects})
         for rel in ("ASSERTS", "DENIES"):
             rows = []
-            if subjects:
+            if subjects and keyed:
+                rows += self._rows_by_id(_CONE_KEYED[rel], "SubjectKey", keys, params)
+            elif subjects:
                 rows += self._rows(_CONE_EXACT[rel], {"subjects": sorted(subjects), **params})
-            if prefixes:
+            if prefixes and keyed:
+                for prefix in sorted(set(prefixes)):
+                    rows += self._rows(_CONE_PREFIX_KEYED[rel], {"prefix": prefix, **params})
+            elif prefixes:
                 rows += self._rows(_CONE_PREFIX[rel], {"prefixes": sorted(prefixes), **params})
             fresh = list({row["id"]: row for row in rows if row["id"] not in found}.values())
             for record in self._parsed(fresh):
@@ -450,12 +469,11 @@ class Questions(abc.ABC):
         from gaf.store.schema import RUNS_VOIDABLE
 
         wanted = sorted(set(claims))
-        if not wanted or self.schema_version() < RUNS_VOIDABLE:
+        if not wanted or self.schema_version() < RUNS_VOIDABLE or not self._rows(_ANY["RunInvalidation"]):
             return {}
         out: dict[str, str] = {}
-        for chunk in chunks(wanted, STATEMENT_ROWS):
-            for row in self._rows(_VOIDED, {"ids": list(chunk)}):
-                out[row["id"]] = min(out.get(row["id"], row["recorded_at"]), row["recorded_at"])
+        for row in self._rows_by_id(_VOIDED, "Claim", wanted):
+            out[row["id"]] = min(out.get(row["id"], row["recorded_at"]), row["recorded_at"])
         return out
 
     def invalidations(self, sources: Iterable[str]) -> list[tuple[str, str, str]]:
@@ -537,6 +555,18 @@ class Questions(abc.ABC):
         (``$ids``): Neo4j answers the list by index seeks; LadybugDB, whose primary-key index
         serves one id only, scans the label for a list when that pays (``_scan_pays``), else
         asks per record."""
+        out: dict[str, set[str]] = defaultdict(set)
+        for row in self._rows_by_id(question, label, ids, params):
+            out[row["k"]].add(row["v"])
+        return {k: sorted(v) for k, v in sorted(out.items())}
+
+    def _rows_by_id(
+        self, question: tuple[str, str], label: str, ids: Iterable[str], params: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """The rows of a question asked of many records of one label: ``question`` is the
+        statement for one record (``$id``) and the one for a list (``$ids``). Neo4j answers the
+        list by index seeks; LadybugDB, whose primary-key index serves one id only, scans the
+        label for a list when that pays (``_scan_pays``), else asks per record."""
         one, many = question
         wanted = sorted(set(ids))
         extra = params or {}
@@ -547,10 +577,7 @@ class Questions(abc.ABC):
         else:
             for chunk in chunks(wanted, STATEMENT_ROWS):
                 rows += self._rows(many, {"ids": list(chunk), **extra})
-        out: dict[str, set[str]] = defaultdict(set)
-        for row in rows:
-            out[row["k"]].add(row["v"])
-        return {k: sorted(v) for k, v in sorted(out.items())}
+        return rows
 
     def _per_record(self, template: str, ids: Sequence[str], params: dict[str, Any] | None = None) -> list[list[Any]]:
         """The rows a per-record query template collects, for many records.
@@ -753,6 +780,11 @@ _CONE_KEYS = ("MATCH (k:ConeKey) WHERE k.pattern IN $patterns AND k.predicate IN
 _STANDING_READING = ("MATCH (k:ConeKey) WHERE k.id IN $ids MATCH (k)<-[:READS]-(:Cone)-[:CONE_OF]->(c:Closure) "
                      "WHERE NOT EXISTS { MATCH (:Closure)-[:SUPERSEDES]->(c) } RETURN DISTINCT c.id AS id")  # fmt: skip
 # Closures no cone was recorded for.
+# Propositions not linked to their subject's key.
+_UNKEYED = (
+    "MATCH (p:Proposition) WHERE NOT EXISTS { MATCH (p)-[:ABOUT]->(:SubjectKey) } "
+    "RETURN p.id AS id, p.subject AS subject ORDER BY id"
+)
 _WITHOUT_CONE = "MATCH (c:Closure) WHERE NOT EXISTS { MATCH (:Cone)-[:CONE_OF]->(c) } RETURN c.id AS id ORDER BY id"
 # The store's highest schema version stamp.
 _SCHEMA_VERSION = "MATCH (s:SchemaVersion) RETURN max(s.version) AS v"
@@ -816,13 +848,37 @@ _CONE_PREFIX = {
     f"MATCH (c:Claim)-[:{rel}]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
     for rel in ("ASSERTS", "DENIES")
 }
+# The same from schema version 7, from the subjects' keys: for one key (``$id``: a primary-key
+# lookup on both stores) and for a list (``k.id IN $ids``: index seeks on Neo4j, one scan of the
+# keys on LadybugDB, where an UNWIND of ids would scan them once per id).
+_CONE_FROM_KEY = (
+    "MATCH (k:SubjectKey) WHERE {start} MATCH (k)<-[:ABOUT]-(p:Proposition) WHERE p.predicate IN $predicates "
+    "MATCH (c:Claim)-[:{rel}]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
+)
+_CONE_KEYED = {
+    rel: (_CONE_FROM_KEY.format(start="k.id = $id", rel=rel), _CONE_FROM_KEY.format(start="k.id IN $ids", rel=rel))
+    for rel in ("ASSERTS", "DENIES")
+}
+# Subjects that start with a prefix, from schema version 7, one prefix a statement: the keys are
+# read (one per subject, not one per proposition: an index range on Neo4j), and the propositions
+# reached from those that match (fed by an UNWIND, LadybugDB joins every proposition instead).
+_CONE_PREFIX_KEYED = {
+    rel: "MATCH (k:SubjectKey) WHERE k.subject STARTS WITH $prefix "
+    "MATCH (k)<-[:ABOUT]-(p:Proposition) WHERE p.predicate IN $predicates "
+    f"MATCH (c:Claim)-[:{rel}]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
+    for rel in ("ASSERTS", "DENIES")
+}
 # Claims asserting a proposition with one predicate and one of some objects.
 _NAMING = (
     "MATCH (p:Proposition) WHERE p.predicate = $predicate AND p.object IN $objects "
     "MATCH (c:Claim)-[:ASSERTS]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
 )
 # The run invalidations voiding some claims, with when each was recorded.
-_VOIDED = "UNWIND $ids AS c MATCH (i:RunInvalidation)-[:VOIDS]->(k:Claim {id: c}) RETURN k.id AS id, i.recorded_at AS recorded_at"
+# For one claim, and for a list (``_rows_by_id``: fed by an UNWIND, LadybugDB would read every claim per id).
+_VOIDED = (
+    "MATCH (k:Claim) WHERE k.id = $id MATCH (i:RunInvalidation)-[:VOIDS]->(k) RETURN k.id AS id, i.recorded_at AS recorded_at",
+    "MATCH (k:Claim) WHERE k.id IN $ids MATCH (i:RunInvalidation)-[:VOIDS]->(k) RETURN k.id AS id, i.recorded_at AS recorded_at",
+)
 # The invalidations of some sources, with when each was recorded.
 _INVALIDATIONS = (
     "UNWIND $sources AS s MATCH (i:SourceInvalidation)-[:INVALIDATES]->(:Source {id: s}) "

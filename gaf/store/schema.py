@@ -37,7 +37,12 @@ from gaf.records import RECORD_TYPES, Record
 #:    the claims made from it and from what read its outputs) with its ``VOIDS`` and
 #:    ``EVIDENCED_BY`` relationships, and a reopen it triggers. Nothing to backfill; projection
 #:    reads voided claims only from a store at this version (``gaf migrate`` brings one here).
-SCHEMA_VERSION = 6
+#: 7. subject keys: a ``SubjectKey`` node for every subject a proposition is about, joined to
+#:    each such proposition by ``ABOUT``, so the propositions about a subject are found from a
+#:    primary key (the embedded store has no other index: projection's cone read every
+#:    proposition). ``gaf migrate`` writes the keys of the subjects stored before and links each
+#:    proposition to its key; until then projection reads a cone as before, by the subject column.
+SCHEMA_VERSION = 7
 #: The first version in which every closure has its cone recorded.
 CONES_RECORDED = 2
 #: The first version whose stored shape has units and top-ups.
@@ -48,6 +53,8 @@ MEMBERS_HELD = 4
 LOG_KEPT = 5
 #: The first version that can hold run invalidations.
 RUNS_VOIDABLE = 6
+#: The first version in which every proposition is linked to its subject's key.
+SUBJECTS_KEYED = 7
 #: The most ids one link of the write log lists (a transaction that writes more writes several):
 #: a link stays well under the record size limit.
 LOG_IDS_PER_ENTRY = 1000
@@ -56,6 +63,7 @@ LOG_IDS_PER_ENTRY = 1000
 INDEXED: dict[str, tuple[str, ...]] = {
     "Claim": ("source", "recorded_at", "observed_at"),
     "Proposition": ("subject", "predicate"),
+    "SubjectKey": ("subject",),
     "Completeness": ("source", "predicate"),
     "Projection": ("name",),
     "VerdictRules": ("name",),
