@@ -311,6 +311,24 @@ def baseline_walk(store: GafStore, source: str) -> tuple[set[str], int]:
     return store._read(walk)
 
 
+def dependency_walk(store: GafStore, source: str) -> set[str]:
+    """The store's dependency question alone: breadth-first through ``Questions.dependents``
+    (what impact's level-wise walk asks, one batched question per label per level), in one
+    snapshot, with none of the report's other work (statuses, support, paths)."""
+    from impact.analysis import DEPENDENCY
+
+    def work(q: Any) -> set[str]:
+        seen = {source}
+        frontier = [source]
+        while frontier:
+            frontier = sorted({d for _, d, _ in q.dependents(frontier, DEPENDENCY)} - seen)
+            seen.update(frontier)
+        return seen
+
+    reached: set[str] = store.snapshot(work)
+    return reached
+
+
 def source_invalidated(store: GafStore, source: str) -> ImpactReport:
     """The walk tier of ``impact.source_invalidated``."""
     return walk(store, {source: "positive"}, trigger={"kind": "source_invalidated", "id": source}, required=source)
@@ -329,12 +347,14 @@ def measure(store: GafStore, name: str, sources: list[str], warmup: list[str]) -
             # Touch the source's subgraph once, unmeasured, so that neither variant pays for
             # pulling its pages into the page cache on the other's behalf: warm latency.
             baseline_walk(store, source)
-            order = ("gaf", "baseline") if i % 2 == 0 else ("baseline", "gaf")
+            order = ("gaf", "dependents", "baseline") if i % 2 == 0 else ("baseline", "dependents", "gaf")
             took: dict[str, float] = {}
             for variant in order:
                 started = time.perf_counter()
                 if variant == "gaf":
                     report = source_invalidated(store, source)
+                elif variant == "dependents":
+                    asked = dependency_walk(store, source)
                 else:
                     reached, queries = baseline_walk(store, source)
                 took[variant] = time.perf_counter() - started
@@ -343,7 +363,10 @@ def measure(store: GafStore, name: str, sources: list[str], warmup: list[str]) -
             if not report.complete or affected != expected:
                 raise SystemExit(f"{name}: gaf and the baseline disagree on {source}: "
                                  f"{len(affected ^ expected)} records differ")  # fmt: skip
+            if {r for r in asked if r != source and kind_of(r) in REPORTED} != expected:
+                raise SystemExit(f"{name}: the dependency question and the baseline disagree on {source}")
             rows.append({"source": source, "dependents": len(affected), "gaf_ms": took["gaf"] * 1000,
+                         "dependents_ms": took["dependents"] * 1000,
                          "baseline_ms": took["baseline"] * 1000, "baseline_queries": queries})  # fmt: skip
             bar.advance(task)
     return summarise(rows)
@@ -361,7 +384,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"rows": rows}
     for scope, subset in (("all", rows), ("le_1000", small), ("gt_1000", [r for r in rows if r["dependents"] > GOAL_DEPENDENTS])):
         gaf, base = stats(subset, "gaf_ms"), stats(subset, "baseline_ms")
-        out[scope] = {"gaf": gaf, "baseline": base,
+        asked = stats(subset, "dependents_ms") if subset and "dependents_ms" in subset[0] else None
+        out[scope] = {"gaf": gaf, "baseline": base, "question": asked,
+                      "question_vs_baseline": {p: round(base[p] / asked[p], 2) for p in ("p50", "p95")} if asked and base else None,
                       "speedup_p50": round(base["p50"] / gaf["p50"], 1) if gaf and base else None,
                       "speedup_total": round(sum(r["baseline_ms"] for r in subset) / sum(r["gaf_ms"] for r in subset), 1) if subset else None,
                       "dependents": stats(subset, "dependents")}  # fmt: skip
@@ -379,12 +404,14 @@ def _percentile(values: list[float], pct: float) -> float:
 
 def show(result: dict[str, Any]) -> None:
     shape = result["graph"]
-    out = Console(width=120)
+    out = Console(width=160)
     out.print(f"graph: {shape['nodes']:,} nodes, {shape['rels']:,} relationships, {shape['cases']:,} cases, "
               f"{len(shape['sources']):,} sources (Zipf skew {shape['args']['skew']}); "
               f"load average {result['machine']['load_before'][0]:.1f} before, {result['machine'].get('load_after', [0])[0]:.1f} after")  # fmt: skip
     table = Table(title=f"gaf impact source — latency in ms over {result['args']['queries']} random sources")
-    for column in ("store", "sources", "dependents p50/max", "gaf p50", "gaf p95", "base p50", "base p95", "×p50", "×total"):
+    columns = ("store", "sources", "dependents p50/max", "gaf p50", "gaf p95", "base p50", "base p95", "×p50", "×total",
+               "question p50", "question p95", "base ÷ question p50/p95")  # fmt: skip
+    for column in columns:
         table.add_column(column, justify="left" if column in ("store", "sources") else "right")
     for store, res in result["stores"].items():
         for scope, title in (("all", "all"), ("le_1000", "≤1,000 dep."), ("gt_1000", ">1,000 dep.")):
@@ -393,10 +420,20 @@ def show(result: dict[str, Any]) -> None:
                 continue
             table.add_row(store, f"{title} ({s['gaf']['n']})", f"{s['dependents']['p50']:g} / {s['dependents']['max']:g}",
                           f"{s['gaf']['p50']:.1f}", f"{s['gaf']['p95']:.1f}", f"{s['baseline']['p50']:.1f}",
-                          f"{s['baseline']['p95']:.1f}", f"{s['speedup_p50']}", f"{s['speedup_total']}")  # fmt: skip
+                          f"{s['baseline']['p95']:.1f}", f"{s['speedup_p50']}", f"{s['speedup_total']}",
+                          *_question_cells(s))  # fmt: skip
     out.print(table)
     out.print("base = one query per record reached (Python BFS through the same store); ×p50 = base p50 ÷ gaf p50; "
-              "×total = base total ÷ gaf total")
+              "×total = base total ÷ gaf total; question = the store's dependency question alone "
+              "(Questions.dependents, level by level, one snapshot), without the report's other work")
+
+
+def _question_cells(s: dict[str, Any]) -> list[str]:
+    """The dependency question's columns (a result saved before it was measured has none)."""
+    q, r = s.get("question"), s.get("question_vs_baseline")
+    if not q or not r:
+        return ["—", "—", "—"]
+    return [f"{q['p50']:.1f}", f"{q['p95']:.1f}", f"{r['p50']:g} / {r['p95']:g}"]
 
 
 # ---------------------------------------------------------------------- main
