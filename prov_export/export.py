@@ -134,8 +134,10 @@ def subject_lineage(store: GafStore, subject: str, *, known: Evidences | None = 
 
 def all_records(store: GafStore, *, chunk: int = 2000) -> Iterator[Record]:
     """Every stored record of the chain, kind by kind, in id order, a chunk at a time (records
-    about the store itself, its version stamps, are not provenance)."""
-    for kind in sorted(k for k, cls in RECORD_TYPES.items() if not cls.ABOUT_THE_STORE):
+    about the store itself, its version stamps, are not provenance; kinds an older embedded
+    store opened read-only has no table for, it holds none of)."""
+    declared = store.labels()
+    for kind in sorted(k for k, cls in RECORD_TYPES.items() if not cls.ABOUT_THE_STORE and cls.LABEL in declared):
         batch: list[str] = []
         for rid in store.ids(kind):
             batch.append(rid)

@@ -213,6 +213,22 @@ def test_migrate_links_every_proposition_to_its_subjects_key_and_the_cone_reads_
     assert not again.changed and store.unkeyed_propositions() == []
 
 
+def test_an_embedded_store_made_before_subject_keys_opened_read_only_verifies_and_reads_its_cone(tmp_path):
+    location = tmp_path / "old.lbug"
+    with LadybugStore(location) as made:
+        old = load_legacy(made)
+        made._conn.execute("DROP TABLE ABOUT")  # the gaf that made it declared neither
+        made._conn.execute("DROP TABLE SubjectKey")
+    claims = sorted(r.id for r in old.values() if isinstance(r, Claim) and any(st.subject.startswith("payment:") for st in r.statements))
+    with LadybugStore(location, read_only=True) as store:
+        assert "SubjectKey" not in store.labels() and store.schema_version() == 1
+        report = verify(store)
+        assert report.ok, report.discrepancies
+        assert report.checked == len(old)
+        predicates = sorted({st.predicate for r in old.values() if isinstance(r, Claim) for st in r.statements})
+        assert [c.id for c in store.cone_claims([], ["payment:"], predicates)] == claims != []
+
+
 def test_the_cli_migrates_an_old_store_once_and_then_says_there_is_nothing_to_do(tmp_path):
     location = str(tmp_path / "old.lbug")
     with LadybugStore(location) as old:

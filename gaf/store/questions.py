@@ -257,6 +257,14 @@ class Questions(abc.ABC):
         """Every id of a kind, in id order."""
         yield from (row["id"] for row in self._rows(_IDS[record_type(kind).LABEL]))
 
+    def labels(self) -> set[str]:
+        """The record labels the store can answer for: on LadybugDB, whose tables are declared, the
+        node tables it has (a store made by an older gaf and opened read-only lacks the newer
+        ones: nothing of them is stored); on Neo4j, whose labels need no declaring, every one."""
+        if self.dialect == "ladybug":
+            return {row["name"] for row in self._rows(_NODE_TABLES)} & set(_LABELS)
+        return set(_LABELS)
+
     def count(self, kind: type[Record]) -> int:
         """How many records of one kind are stored (on Neo4j read from its count store)."""
         return int(self._rows(_COUNT[kind.LABEL])[0]["n"])
@@ -723,6 +731,8 @@ def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 
 _LABELS = [cls.LABEL for cls in RECORD_TYPES.values()]
 
+# LadybugDB's node tables (labels), by name.
+_NODE_TABLES = "CALL show_tables() WHERE type = 'NODE' RETURN name"
 # Which of these ids are stored under this label?
 _EXISTING = {label: f"UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN n.id AS id" for label in _LABELS}
 # The stored body of one record.
