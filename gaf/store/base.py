@@ -505,19 +505,24 @@ def _existing_ids(tx: Tx, ids: Iterable[str]) -> set[str]:
 def _create(tx: Tx, new: list[str], prep: _Prepared, inherited: dict[str, str], at: str | None) -> None:
     """CREATE the new nodes, then their relationships: ids are known to be new."""
     by_label: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    links: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
     for rid in new:
-        label = prep.batch[rid].LABEL
         row = prep.rows[rid]
         if row["written_at"] is None:
             row = {**row, "written_at": inherited.get(rid, at)}
-        by_label[label].append(row)
-        for rel, target in prep.edges[rid]:
-            links[(rel, label, label_of(kind_of(target)))].append({"s": rid, "d": target})
+        by_label[prep.batch[rid].LABEL].append(row)
     for label, rows in sorted(by_label.items()):
         for chunk in chunks(rows, STATEMENT_ROWS):
             tx.run(_CREATE[label], {"rows": list(chunk)})
-    for (rel, src, dst), pairs in sorted(links.items()):
+    _write_links(tx, [(rid, rel, target) for rid in new for rel, target in prep.edges[rid]])
+
+
+def _write_links(tx: Tx, links: Iterable[tuple[str, str, str]]) -> None:
+    """CREATE relationships (source id, type, target id) between stored nodes, grouped by type
+    and the two ends' labels, one statement per group and chunk."""
+    groups: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
+    for source, rel, target in links:
+        groups[(rel, label_of(kind_of(source)), label_of(kind_of(target)))].append({"s": source, "d": target})
+    for (rel, src, dst), pairs in sorted(groups.items()):
         for chunk in chunks(pairs, STATEMENT_ROWS):
             tx.run(_link(rel, src, dst), {"rows": list(chunk)})
 
@@ -526,19 +531,15 @@ def _link_stored(tx: Tx, links: Sequence[tuple[str, str, str]]) -> None:
     """CREATE relationships between stored records (``put``'s ``links``): each a relationship the
     schema declares between the two ends' labels, and both ends stored, else nothing is written."""
     declared = graph_schema().rels
-    pairs: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
     for source, rel, target in links:
         ends = (label_of(kind_of(source)), label_of(kind_of(target)))
         if ends not in declared.get(rel, []):
             raise InvalidRecord(f"no relationship {rel} from {ends[0]} to {ends[1]} is declared", where=source)
-        pairs[(rel, *ends)].append({"s": source, "d": target})
     ends_of = {i for source, _, target in links for i in (source, target)}
     if missing := sorted(ends_of - existing_ids(tx.run, ends_of)):
         raise UnknownReference(f"{missing[0]} is not stored: a relationship cannot be added to it", where=missing[0],
                                hint="write the record first")  # fmt: skip
-    for (rel, src, dst), rows in sorted(pairs.items()):
-        for chunk in chunks(rows, STATEMENT_ROWS):
-            tx.run(_link(rel, src, dst), {"rows": list(chunk)})
+    _write_links(tx, links)
 
 
 def _node_row(record: Record) -> dict[str, Any]:

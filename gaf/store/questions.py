@@ -508,20 +508,14 @@ class Questions(abc.ABC):
             incoming = tuple(r for r in wanted if r in _INCOMING.get(label, ()))
             if not incoming:
                 continue
-            if self.dialect == "ladybug" and self._scan_pays(label, len(group)):
-                scan = _dependents_scan(label, incoming, stamp is not None)
-                for chunk in chunks(group, STATEMENT_ROWS):
-                    rows += [(r["t"], r["d"], r["r"]) for r in self._rows(scan, {"ids": list(chunk), **({"as_of": stamp} if stamp else {})})]
-                continue
             if self.dialect == "ladybug":
-                # One indexed statement per record, a row per edge: LadybugDB aggregates a collected
-                # list four to eight times slower than it returns the rows (bench/impact.py, 1M nodes).
-                edges = _dependents_edges(label, incoming, stamp is not None)
-                for rid in group:
-                    got = self._rows(edges, {"id": rid, **({"as_of": stamp} if stamp else {})})
-                    rows += [(rid, r["d"], r.get("r", incoming[0])) for r in got]
+                # A row per edge, by record or by one scan of the label (``_rows_by_id``): LadybugDB
+                # aggregates a collected list four to eight times slower than it returns the rows.
+                question = _dependents_by_id(label, incoming, stamp is not None)
+                got = self._rows_by_id(question, label, group, {"as_of": stamp} if stamp else None)
+                rows += [(r["t"], r["d"], r.get("r", incoming[0])) for r in got]
                 continue
-            template = _dependents_template(label, incoming, self.dialect, stamp is not None)
+            template = _dependents_template(label, incoming, stamp is not None)
             rows += [(t, d, r) for t, d, r in self._per_record(template, group, {"as_of": stamp} if stamp else None)]
         return sorted(rows)
 
@@ -797,12 +791,12 @@ _CONE_KEYS = ("MATCH (k:ConeKey) WHERE k.pattern IN $patterns AND k.predicate IN
 # Standing closures whose recorded cone reads any of some cone keys.
 _STANDING_READING = ("MATCH (k:ConeKey) WHERE k.id IN $ids MATCH (k)<-[:READS]-(:Cone)-[:CONE_OF]->(c:Closure) "
                      "WHERE NOT EXISTS { MATCH (:Closure)-[:SUPERSEDES]->(c) } RETURN DISTINCT c.id AS id")  # fmt: skip
-# Closures no cone was recorded for.
 # Propositions not linked to their subject's key.
 _UNKEYED = (
     "MATCH (p:Proposition) WHERE NOT EXISTS { MATCH (p)-[:ABOUT]->(:SubjectKey) } "
     "RETURN p.id AS id, p.subject AS subject ORDER BY id"
 )
+# Closures no cone was recorded for.
 _WITHOUT_CONE = "MATCH (c:Closure) WHERE NOT EXISTS { MATCH (:Cone)-[:CONE_OF]->(c) } RETURN c.id AS id ORDER BY id"
 # The store's highest schema version stamp.
 _SCHEMA_VERSION = "MATCH (s:SchemaVersion) RETURN max(s.version) AS v"
@@ -924,31 +918,26 @@ _INCOMING = _incoming()
 
 
 @functools.cache
-def _dependents_template(dst: str, rels: tuple[str, ...], dialect: str, as_of: bool) -> str:
+def _dependents_template(dst: str, rels: tuple[str, ...], as_of: bool) -> str:
     # Records that depend, through any of rels, on the record {ID} of label dst — written
-    # (transaction time) by $as_of in the as-of variant — with the relationship type. One
-    # row whose list holds every (target, dependent, relationship): far cheaper for the
+    # (transaction time) by $as_of in the as-of variant — with the relationship type, on Neo4j.
+    # One row whose list holds every (target, dependent, relationship): far cheaper for the
     # driver to decode than one record per edge.
     when = "WHERE x.written_at IS NULL OR x.written_at <= $as_of " if as_of else ""
-    rel_type = "label(r)" if dialect == "ladybug" else "type(r)"
-    return f"MATCH (t:{dst} {{{{id: {{ID}}}}}})<-[r:{'|'.join(rels)}]-(x) {when}RETURN collect([{{ID}}, x.id, {rel_type}]) AS rows"
+    return f"MATCH (t:{dst} {{{{id: {{ID}}}}}})<-[r:{'|'.join(rels)}]-(x) {when}RETURN collect([{{ID}}, x.id, type(r)]) AS rows"
 
 
 @functools.cache
-def _dependents_edges(dst: str, rels: tuple[str, ...], as_of: bool) -> str:
-    # The same for one record on LadybugDB, a row per edge (dependent, relationship): the
+def _dependents_by_id(dst: str, rels: tuple[str, ...], as_of: bool) -> tuple[str, str]:
+    # The same on LadybugDB, a row per edge (target, dependent, relationship), for one record
+    # (its primary key) and for a list (one scan of the label filtered by the ids): the
     # relationship's type is asked only when there are several (``label(r)`` costs a third more).
-    when = "WHERE x.written_at IS NULL OR x.written_at <= $as_of " if as_of else ""
-    typed = ", label(r) AS r" if len(rels) > 1 else ""
-    return f"MATCH (t:{dst} {{id: $id}})<-[r:{'|'.join(rels)}]-(x) {when}RETURN x.id AS d{typed}"
-
-
-@functools.cache
-def _dependents_scan(dst: str, rels: tuple[str, ...], as_of: bool) -> str:
-    # The same, for many records of label dst at once on LadybugDB: one scan of the label
-    # filtered by the list of ids (its primary-key index serves a single id only), a row per edge.
-    when = "AND (x.written_at IS NULL OR x.written_at <= $as_of) " if as_of else ""
-    return f"MATCH (t:{dst})<-[r:{'|'.join(rels)}]-(x) WHERE t.id IN $ids {when}RETURN t.id AS t, x.id AS d, label(r) AS r"
+    written = "(x.written_at IS NULL OR x.written_at <= $as_of) " if as_of else ""
+    edge = f"<-[r:{'|'.join(rels)}]-(x)"
+    found = "RETURN t.id AS t, x.id AS d" + (", label(r) AS r" if len(rels) > 1 else "")
+    one = f"MATCH (t:{dst} {{id: $id}}){edge} {'WHERE ' + written if written else ''}{found}"
+    many = f"MATCH (t:{dst}){edge} WHERE t.id IN $ids {'AND ' + written if written else ''}{found}"
+    return one, many
 
 
 # Everything that depends on the given records of one label, in one statement: Neo4j plans
