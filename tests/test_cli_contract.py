@@ -337,7 +337,7 @@ def test_a_scripted_history_with_at_is_the_same_records_on_every_run(tmp_path):
 
 
 #: Writers that record no time, so nothing for --at to set.
-UNTIMED = {"init": "declares the store's schema, constraints and indexes"}
+UNTIMED = {"init": "declares the store's schema, constraints and indexes", "compact": "rewrites the file, not a record: nothing it writes carries a time"}
 
 
 def test_every_command_that_opens_the_store_for_writing_takes_at():

@@ -77,6 +77,29 @@ class WriteReport:
 
 
 @dataclass(frozen=True)
+class Compacted:
+    """What compacting the embedded store did (``GafStore.compact``): its file's size before and
+    after, the rows and relationships copied, and how long it took."""
+
+    path: str
+    bytes_before: int
+    bytes_after: int
+    nodes: int
+    relationships: int
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "bytes_before": self.bytes_before,
+            "bytes_after": self.bytes_after,
+            "nodes": self.nodes,
+            "relationships": self.relationships,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
 class PlanStep:
     """One step of the plan a store made for a query without running it (Neo4j's EXPLAIN).
 
@@ -124,6 +147,12 @@ class GafStore(Questions):
     @abc.abstractmethod
     def close(self) -> None:
         """Release the connection or the database file."""
+
+    def compact(self) -> Compacted | None:
+        """Give back the space the store's file holds beyond its records; None where there is no
+        file of gaf's to compact (Neo4j: its server manages its own store files). Every record,
+        id and relationship stays the same."""
+        return None
 
     def __enter__(self) -> Self:
         return self

@@ -19,8 +19,9 @@ from typing import IO, Any, TypeVar
 
 import ladybug
 
-from gaf.errors import InvalidQuery, StoreError, StoreLocked, StoreUnavailable
-from gaf.store.base import BULK_BATCH, GafStore, Tx, WriteReport
+from gaf.errors import InvalidQuery, ReadOnlyViolation, StoreError, StoreLocked, StoreUnavailable
+from gaf.store.base import BULK_BATCH, Compacted, GafStore, Tx, WriteReport
+from gaf.store.ladybug_compact import compact_file, discard, put_in_place, worth_compacting
 from gaf.store.schema import SCHEMA_VERSION, graph_schema
 
 T = TypeVar("T")
@@ -238,6 +239,10 @@ class LadybugStore(GafStore):
     """A gaf store in an embedded LadybugDB database at ``path``."""
 
     dialect = "ladybug"
+    #: whether closing the store for writing compacts a file that is mostly not its records
+    auto_compact: bool = True
+    #: what the compaction at closing did, if it did one
+    compacted: Compacted | None = None
 
     def __init__(self, path: str | Path, *, read_only: bool = False, wait: float | None = None, cache_mb: int | None = None):
         """Open (or create) the store at ``path``; ``wait`` is how many seconds to wait for another
@@ -250,6 +255,7 @@ class LadybugStore(GafStore):
         self.cache_mb = cache_mb
         self._wait = wait
         self._written_since_open = 0
+        self._closed = False
         target = Path(path)
         new = not target.exists()
         if not read_only:
@@ -259,6 +265,8 @@ class LadybugStore(GafStore):
         elif new:
             raise StoreUnavailable(f"no gaf store at {target}", hint="run `gaf init` to create one, or check --store and GAF_STORE")
         self._session = None if read_only else _take_session(target, wait or 0.0)
+        if self._session is not None:
+            discard(target.with_name(target.name + ".compacting"))  # left by a compaction that was killed
         try:
             self._db, self.recovered = _open_database(target, read_only, wait, cache_mb)
         except BaseException:
@@ -274,7 +282,7 @@ class LadybugStore(GafStore):
             try:
                 self.init()
             except RuntimeError as exc:
-                self.close()
+                self._release()
                 raise _refused(exc, f"declaring the schema of {target}") from None
 
     def bulk_batch(self, asked: int | None = None) -> int:
@@ -307,7 +315,54 @@ class LadybugStore(GafStore):
         self._conn = ladybug.Connection(self._db)
         self._written_since_open = 0
 
+    def compact(self) -> Compacted:
+        """Copy what the store's file holds into a new file and put that in its place
+        (gaf.store.ladybug_compact says why a file outgrows its records): every record, id and
+        relationship the same, the bytes on disk fewer. The old file stays until the copy is
+        whole, counted and on disk; a reader opens the one or the other. Writers only."""
+        if self.read_only:
+            raise ReadOnlyViolation(f"the embedded store at {self.location} is open read-only; compacting writes a new file",
+                                    hint="open it for writing (a command that writes, or read_only=False)")  # fmt: skip
+        started = time.perf_counter()
+        target = Path(self.location)
+        try:
+            self._conn.execute("CHECKPOINT")
+        except RuntimeError as exc:
+            raise _refused(exc, f"checkpointing {self.location}") from None
+        before = target.stat().st_size
+        try:
+            copy, nodes, relationships = compact_file(target, self._conn, cache_mb=self.cache_mb)
+        except RuntimeError as exc:
+            raise _refused(exc, f"compacting {self.location}") from None
+        self._conn.close()
+        self._db.close()
+        try:
+            put_in_place(copy, target)
+        finally:
+            # The same writer opens the store again, whichever file is in place: the session lock
+            # was held throughout, so no other writer came in between.
+            self._db, _ = _open_database(target, False, self._wait, self.cache_mb)
+            self._conn = ladybug.Connection(self._db)
+            self._written_since_open = 0
+        return Compacted(self.location, before, target.stat().st_size, nodes, relationships, time.perf_counter() - started)
+
     def close(self) -> None:
+        """Close the store; a writer first compacts a file that is mostly not its records
+        (``ladybug_compact.worth_compacting``), and keeps what that did in ``compacted``."""
+        if self._closed:
+            return
+        if not self.read_only and self.auto_compact:
+            try:
+                self._conn.execute("CHECKPOINT")  # what closing would write, written before the file is measured
+                if worth_compacting(self._conn, Path(self.location).stat().st_size):
+                    self.compacted = self.compact()
+            except BaseException:
+                self._release()
+                raise
+        self._release()
+
+    def _release(self) -> None:
+        self._closed = True
         self._conn.close()
         self._db.close()
         if not self.read_only:

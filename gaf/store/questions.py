@@ -210,7 +210,7 @@ class Questions(abc.ABC):
         if (colon and kind not in RECORD_TYPES) or not _HEX.fullmatch(digits) or not 4 <= len(digits) <= 64:
             raise InvalidRecord(f"not a gaf id or id prefix, nor a key or NAME@VERSION: {text!r}",
                                 hint="a whole id (kind: and 64 hex digits), its first digits (at least 4: closure:8cceb8f8d011), "
-                                     f"or where the record has one a key (bank-ledger) or a NAME@VERSION (rent-delinquency@1)")  # fmt: skip
+                                     "or where the record has one a key (bank-ledger) or a NAME@VERSION (rent-delinquency@1)")  # fmt: skip
         if kinds and colon and kind not in kinds:
             raise InvalidRecord(f"{text!r} is a {kind} id; a {' or '.join(kinds)} is wanted here")
         found: list[str] = []

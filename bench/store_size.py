@@ -1,0 +1,149 @@
+"""Store size benchmark: what the embedded store's file holds, beside what its records need.
+
+    python -m bench store_size [--sizes 1000,10000] [--sessions 10] [--baseline REV] [--json out.json]
+    python -m bench store_size --report out.json          # print saved results again
+
+Two measurements, each into a fresh embedded store:
+
+- the rent story (``examples/rent/story.sh``, README command 1): the store file's size at the
+  end, and the story's wall time; with ``--baseline REV`` the same story again with gaf as it
+  was at git revision REV (``git archive``), in the same run — a before-and-after;
+- a ledger of N claims (the synthetic claims of bench/ingest_memory.py) ingested by
+  ``gaf ingest`` in ``--sessions`` files of equal size, one opening of the store each, as a
+  user's daily loads would: the file's size after, then ``gaf compact``'s report (size after,
+  records and relationships copied, seconds) and the bytes per record of each.
+
+For each store LadybugDB's own account of its pages (``CALL disk_size_info()``: node tables,
+primary-key index, relationship tables, free pages) is recorded beside the size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from bench.ingest_memory import export_revision, write_claims
+
+ROOT = Path(__file__).resolve().parent.parent
+console = Console(stderr=True)
+
+
+def pages(store: Path) -> dict[str, int]:
+    """LadybugDB's account of the file's bytes, by category."""
+    import ladybug
+
+    database = ladybug.Database(str(store), read_only=True)
+    try:
+        conn = ladybug.Connection(database)
+        result = conn.execute("CALL disk_size_info() RETURN category, CAST(sum(size_bytes) AS INT64)")
+        assert not isinstance(result, list)
+        return {str(category): int(size) for category, size in result.get_all()}
+    finally:
+        database.close()
+
+
+def _gaf(args: list[str], store: Path, code: Path = ROOT) -> dict[str, Any]:
+    env = {**os.environ, "GAF_STORE": str(store), "PYTHONPATH": str(code), "PYTHONFAULTHANDLER": "1"}
+    done = subprocess.run([sys.executable, "-m", "gaf", *args, "--json"], cwd=code, env=env, capture_output=True, text=True, timeout=3600)
+    if done.returncode != 0:
+        raise RuntimeError(f"gaf {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return dict(json.loads(done.stdout))
+
+
+def rent_story(folder: Path, code: Path, label: str) -> dict[str, Any]:
+    store = folder / label / "rent.lbug"
+    env = {**os.environ, "GAF_STORE": str(store), "PYTHONPATH": str(code)}
+    console.print(f"the rent story with {label} …")
+    started = time.perf_counter()
+    done = subprocess.run(["sh", str(code / "examples/rent/story.sh")], env=env, capture_output=True, text=True, timeout=1800)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"the rent story failed with {label}: {done.stderr[-2000:]}")
+    return {"gaf": label, "bytes": store.stat().st_size, "seconds": round(seconds, 1), "pages": pages(store)}
+
+
+def ledger(folder: Path, claims: int, sessions: int) -> dict[str, Any]:
+    source = folder / f"claims-{claims}.jsonl"
+    write_claims(source, claims)
+    lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+    keyed = [line for line in lines if '"kind": "claim"' not in line]
+    stated = [line for line in lines if '"kind": "claim"' in line]
+    store = folder / f"ledger-{claims}" / "store.lbug"
+    console.print(f"ingesting {claims:,} claims in {sessions} sessions …")
+    started = time.perf_counter()
+    per = -(-len(stated) // sessions)
+    for n in range(sessions):
+        part = folder / f"part-{n}.jsonl"
+        part.write_text("".join(keyed + stated[n * per : (n + 1) * per]), encoding="utf-8")
+        _gaf(["ingest", str(part), "--quiet", "--at", f"2026-07-{n % 28 + 1:02d}T09:00:00Z"], store)
+        part.unlink()
+    ingest_seconds = time.perf_counter() - started
+    before = store.stat().st_size
+    before_pages = pages(store)
+    compacted = _gaf(["compact"], store)
+    after_pages = pages(store)
+    records = int(compacted["nodes"])
+    source.unlink()
+    return {
+        "claims": claims, "sessions": sessions, "ingest_seconds": round(ingest_seconds, 1),
+        "bytes": before, "pages": before_pages, "compacted": compacted, "compacted_pages": after_pages,
+        "bytes_per_record": round(before / records), "compacted_bytes_per_record": round(int(compacted["bytes_after"]) / records),
+    }  # fmt: skip
+
+
+def show(result: dict[str, Any]) -> None:
+    mib = 2**20
+    story = Table(title="the rent story's store (examples/rent/story.sh)")
+    for column in ("gaf", "store MiB", "records+index MiB", "relationships MiB", "free MiB", "seconds"):
+        story.add_column(column, justify="right")
+    for run in result["rent"]:
+        p = run["pages"]
+        story.add_row(run["gaf"], f"{run['bytes'] / mib:.1f}", f"{(p.get('node_table', 0) + p.get('index', 0)) / mib:.1f}",
+                      f"{p.get('rel_table', 0) / mib:.1f}", f"{p.get('free_space', 0) / mib:.1f}", str(run["seconds"]))  # fmt: skip
+    console.print(story)
+    table = Table(title="a ledger ingested in sessions, then `gaf compact`")
+    for column in ("claims", "sessions", "records", "store MiB", "B/record", "compacted MiB", "B/record ", "compact s"):
+        table.add_column(column, justify="right")
+    for row in result["ledgers"]:
+        c = row["compacted"]
+        table.add_row(f"{row['claims']:,}", str(row["sessions"]), f"{c['nodes']:,}", f"{row['bytes'] / mib:.1f}", f"{row['bytes_per_record']:,}",
+                      f"{c['bytes_after'] / mib:.1f}", f"{row['compacted_bytes_per_record']:,}", str(c["seconds"]))  # fmt: skip
+    console.print(table)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench store_size", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000", help="claims in each ledger, comma-separated")
+    parser.add_argument("--sessions", type=int, default=10, help="gaf ingest runs each ledger is split into")
+    parser.add_argument("--baseline", help="a git revision to run the rent story with too, in the same run")
+    parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--report", type=Path, help="print results saved by --json, run nothing")
+    args = parser.parse_args(argv)
+    if args.report:
+        show(json.loads(args.report.read_text(encoding="utf-8")))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="gaf-bench-size-") as scratch:
+        folder = Path(scratch)
+        rent = [rent_story(folder, ROOT, "this gaf")]
+        if args.baseline:
+            rent.append(rent_story(folder, export_revision(args.baseline, folder), f"gaf at {args.baseline}"))
+        ledgers = [ledger(folder, int(n), args.sessions) for n in args.sizes.split(",")]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    result = {"when": datetime.now(timezone.utc).isoformat(timespec="seconds"), "commit": commit, "machine": platform.node(),
+              "load": os.getloadavg(), "rent": rent, "ledgers": ledgers}  # fmt: skip
+    show(result)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0

@@ -1,0 +1,240 @@
+"""Compacting the embedded store: copy what its file holds into a new file, and put that in its place.
+
+Why a LadybugDB file outgrows its records (LadybugDB 0.22; measured on the rent story, docs/stores.md):
+
+- A relationship table (one per relationship type and pair of labels) that a second checkpoint
+  writes to gets a header for its whole node group — offsets and lengths of 131,072 source nodes,
+  both directions, uncompressed: 1 MiB, however few relationships it holds. Every gaf command is
+  its own opening of the database, so every pair written by two commands pays it.
+- A checkpoint writes what it changes to new pages and frees the old ones; later checkpoints reuse
+  them, but the file never shrinks.
+
+A copy written in one go has neither: each header is written once, compressed, and no page is free.
+The copy is physical — every row of every table, every relationship, the schema as the file
+declares it (an older gaf's included) — so every id, every record, the write log and the schema
+stamp are the same afterwards; only the bytes on disk change. What stays is LadybugDB's floor:
+about a page of primary-key index per record while a kind has fewer than a few hundred, and a
+page per column of each kind that holds a record.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ladybug
+
+from gaf.errors import StoreError
+
+#: Rows one ``COPY`` carries from the old file to the new one.
+COPY_ROWS = 10_000
+#: A writer compacts its store when it closes it, once the file is at least this big …
+AUTO_COMPACT_FROM = 16 << 20
+#: … and more than this many times what its records and their index need …
+AUTO_COMPACT_RATIO = 2
+#: … and no bigger than this: past it, what compaction wins back (at most a MiB or two for each
+#: pair of labels a relationship joins) is small beside the records, and `gaf compact` does it on demand.
+AUTO_COMPACT_UNTIL = 256 << 20
+
+
+def _rows(conn: ladybug.Connection, query: str) -> list[dict[str, Any]]:
+    result = conn.execute(query)
+    assert not isinstance(result, list)  # one statement
+    try:
+        names = result.get_column_names()
+        return [dict(zip(names, row, strict=True)) for row in result.get_all()]
+    finally:
+        result.close()  # now, not when the collector gets to it: a result outliving its database crashes the process
+
+
+def _stream(conn: ladybug.Connection, query: str) -> Iterator[list[dict[str, Any]]]:
+    """The rows of ``query`` in lists of at most ``COPY_ROWS``, so Python holds one list at a time;
+    each row a map from ``c0``, ``c1``, … (a list parameter must hold values of one type, a map may not)."""
+    result = conn.execute(query)
+    assert not isinstance(result, list)
+    try:
+        chunk: list[dict[str, Any]] = []
+        while result.has_next():
+            chunk.append({f"c{i}": value for i, value in enumerate(result.get_next())})
+            if len(chunk) == COPY_ROWS:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+    finally:
+        result.close()
+
+
+@dataclass(frozen=True)
+class _Catalog:
+    """The tables a database file declares: node tables with their columns, and for each
+    relationship type its pairs of labels and its properties."""
+
+    nodes: dict[str, list[tuple[str, str, bool]]]
+    rels: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]]
+
+    @staticmethod
+    def read(conn: ladybug.Connection) -> _Catalog:
+        tables = _rows(conn, "CALL show_tables() RETURN name, type")
+        nodes = {}
+        rels = {}
+        for table in sorted(tables, key=lambda t: str(t["name"])):
+            name = str(table["name"])
+            info = _rows(conn, f"CALL table_info('{name}') RETURN *")
+            if table["type"] == "NODE":
+                nodes[name] = [(str(i["name"]), str(i["type"]), bool(i["primary key"])) for i in info]
+            elif table["type"] == "REL":
+                pairs = [(str(c["source table name"]), str(c["destination table name"]))
+                         for c in _rows(conn, f"CALL show_connection('{name}') RETURN *")]  # fmt: skip
+                rels[name] = (pairs, [(str(i["name"]), str(i["type"])) for i in info])
+        return _Catalog(nodes, rels)
+
+    def declare(self, conn: ladybug.Connection) -> None:
+        for label, columns in self.nodes.items():
+            defs = ", ".join(f"`{name}` {kind}" + (" PRIMARY KEY" if key else "") for name, kind, key in columns)
+            conn.execute(f"CREATE NODE TABLE `{label}`({defs})")
+        for rel, (pairs, props) in self.rels.items():
+            ends = ", ".join(f"FROM `{a}` TO `{b}`" for a, b in pairs)
+            extra = "".join(f", `{name}` {kind}" for name, kind in props)
+            conn.execute(f"CREATE REL TABLE `{rel}`({ends}{extra})")
+
+    def counts(self, conn: ladybug.Connection) -> dict[str, int]:
+        """Rows per node table and relationships per pair, zero where there are none: what the
+        copy must hold the same of (two statements, each one pass over the store)."""
+        out = dict.fromkeys(self.nodes, 0) | {f"{rel}:{a}->{b}": 0 for rel, (pairs, _) in self.rels.items() for a, b in pairs}
+        for row in _rows(conn, "MATCH (n) RETURN label(n) AS label, count(*) AS n"):
+            out[str(row["label"])] = int(row["n"])
+        for row in _rows(conn, "MATCH (a)-[r]->(b) RETURN label(r) AS rel, label(a) AS a, label(b) AS b, count(*) AS n"):
+            out[f"{row['rel']}:{row['a']}->{row['b']}"] = int(row["n"])
+        return out
+
+
+#: The name a ``COPY`` gives its rows, numbered for each chunk (``_copy_parts`` says why).
+_CHUNK = "chunk_row"
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One node table, or one relationship type between one pair of labels, to copy: how its
+    rows are read, and written either by ``CREATE`` inside a transaction shared with the other
+    small parts (a ``COPY`` is its own transaction, 17 ms however few its rows) or, past
+    ``COPY_ROWS``, by ``COPY``, which finds a relationship's ends by their keys."""
+
+    name: str
+    read: str
+    create: str
+    copy: str
+
+    @staticmethod
+    def node(label: str, names: list[str]) -> _Part:
+        values = [f"r.c{i}" for i in range(len(names))]
+        chunked = [f"{_CHUNK}.c{i}" for i in range(len(names))]
+        return _Part(label, f"MATCH (n:`{label}`) RETURN " + ", ".join(f"n.`{name}`" for name in names),
+                     f"UNWIND $rows AS r CREATE (:`{label}` {{" + ", ".join(f"`{n}`: {v}" for n, v in zip(names, values, strict=True)) + "})",
+                     f"COPY `{label}` FROM (UNWIND $rows AS {_CHUNK} RETURN {', '.join(chunked)})")  # fmt: skip
+
+    @staticmethod
+    def rel(rel: str, a: str, b: str, props: list[str]) -> _Part:
+        values = [f"r.c{i}" for i in range(2 + len(props))]
+        chunked = [f"{_CHUNK}.c{i}" for i in range(2 + len(props))]
+        fields = ", ".join(f"`{n}`: {v}" for n, v in zip(props, values[2:], strict=True))
+        return _Part(f"{rel}:{a}->{b}", f"MATCH (s:`{a}`)-[r:`{rel}`]->(t:`{b}`) RETURN " + ", ".join(["s.id", "t.id", *(f"r.`{n}`" for n in props)]),
+                     f"UNWIND $rows AS r MATCH (s:`{a}` {{id: r.c0}}), (t:`{b}` {{id: r.c1}}) CREATE (s)-[:`{rel}` {{{fields}}}]->(t)",
+                     f"COPY `{rel}` FROM (UNWIND $rows AS {_CHUNK} RETURN {', '.join(chunked)}) (from='{a}', to='{b}')")  # fmt: skip
+
+
+def _copy_parts(source: ladybug.Connection, target: ladybug.Connection, parts: list[_Part], counts: dict[str, int]) -> int:
+    """Copy ``parts``: the small ones in one transaction, then each big one by ``COPY``s."""
+    target.execute("BEGIN TRANSACTION")
+    try:
+        for part in parts:
+            if 0 < counts[part.name] <= COPY_ROWS:
+                for chunk in _stream(source, part.read):
+                    target.execute(part.create, {"rows": chunk})
+        target.execute("COMMIT")
+    except BaseException:
+        target.execute("ROLLBACK")
+        raise
+    for part in parts:
+        if counts[part.name] > COPY_ROWS:
+            for n, chunk in enumerate(_stream(source, part.read)):
+                # Each COPY its own text (the row's name numbered): LadybugDB 0.22 crashes the
+                # process when its Python binding runs a cached plan of a COPY FROM a subquery again.
+                target.execute(part.copy.replace(_CHUNK, f"r{n}"), {"rows": chunk})
+    return sum(counts[part.name] for part in parts)
+
+
+def copy_into(source: ladybug.Connection, target: ladybug.Connection) -> tuple[int, int]:
+    """Declare in ``target`` (an empty database) every table ``source`` declares and copy every
+    row and relationship, nodes first; the counts of each table and pair are compared after.
+    Answers (rows, relationships) copied."""
+    catalog = _Catalog.read(source)
+    catalog.declare(target)
+    before = catalog.counts(source)
+    nodes = _copy_parts(source, target, [_Part.node(label, [name for name, _, _ in columns]) for label, columns in catalog.nodes.items()], before)
+    rels = [_Part.rel(rel, a, b, [name for name, _ in props]) for rel, (pairs, props) in catalog.rels.items() for a, b in pairs]
+    relationships = _copy_parts(source, target, rels, before)
+    after = catalog.counts(target)
+    if before != after:
+        differ = sorted(name for name in before if before[name] != after.get(name))
+        raise StoreError(f"the compacted copy does not hold what the store holds: {', '.join(differ[:5])}",
+                         hint="the store is left as it was; report this with the output of `gaf verify`")  # fmt: skip
+    return nodes, relationships
+
+
+def compact_file(target: Path, source: ladybug.Connection, *, cache_mb: int | None) -> tuple[Path, int, int]:
+    """Write the compacted copy of the database ``source`` reads (the store at ``target``) beside
+    it, at ``<target>.compacting``, checkpointed, closed and flushed to disk; answers its path and
+    what it copied. The store itself is not touched: putting the copy in its place is the caller's
+    (``LadybugStore.compact``), once it has closed the store. A copy left by a compaction that was
+    killed is removed first."""
+    copy = target.with_name(target.name + ".compacting")
+    discard(copy)
+    database = ladybug.Database(str(copy), buffer_pool_size=(cache_mb or 0) * 2**20)
+    try:
+        conn = ladybug.Connection(database)
+        try:
+            counted = copy_into(source, conn)
+            conn.execute("CHECKPOINT")
+        finally:
+            conn.close()
+    except BaseException:
+        database.close()
+        discard(copy)
+        raise
+    database.close()
+    copy.chmod(0o600)
+    with open(copy, "rb") as handle:
+        os.fsync(handle.fileno())
+    return copy, *counted
+
+
+def discard(copy: Path) -> None:
+    """Remove a compacted copy and anything LadybugDB kept beside it."""
+    for path in (copy, *copy.parent.glob(copy.name + ".*")):
+        path.unlink(missing_ok=True)
+
+
+def put_in_place(copy: Path, target: Path) -> None:
+    """Replace the store's file by its compacted copy in one rename (a reader opens the one or the
+    other, whole), and make the rename itself durable."""
+    os.replace(copy, target)
+    directory = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def worth_compacting(conn: ladybug.Connection, size: int) -> bool:
+    """Whether a file of ``size`` bytes is worth compacting when its writer closes it: big enough
+    to matter, small enough to copy in a moment, and mostly not its records and their index
+    (LadybugDB's own account of its pages, ``disk_size_info``)."""
+    if not AUTO_COMPACT_FROM <= size <= AUTO_COMPACT_UNTIL:
+        return False
+    rows = _rows(conn, "CALL disk_size_info() RETURN category, CAST(sum(size_bytes) AS INT64) AS bytes")
+    needed = sum(int(row["bytes"]) for row in rows if row["category"] in ("node_table", "index"))
+    return size > AUTO_COMPACT_RATIO * needed
