@@ -243,6 +243,8 @@ class LadybugStore(GafStore):
     auto_compact: bool = True
     #: what the compaction at closing did, if it did one
     compacted: Compacted | None = None
+    #: why the compaction at closing was refused, if it was (the store is left as it was)
+    compaction_refused: str | None = None
 
     def __init__(self, path: str | Path, *, read_only: bool = False, wait: float | None = None, cache_mb: int | None = None):
         """Open (or create) the store at ``path``; ``wait`` is how many seconds to wait for another
@@ -354,8 +356,16 @@ class LadybugStore(GafStore):
         if not self.read_only and self.auto_compact:
             try:
                 self._conn.execute("CHECKPOINT")  # what closing would write, written before the file is measured
+            except RuntimeError:
+                self._release()  # refused, as closing would be: nothing to compact, the log replays at the next opening
+                return
+            try:
                 if worth_compacting(self._conn, Path(self.location).stat().st_size):
                     self.compacted = self.compact()
+            except (StoreError, RuntimeError) as exc:
+                # Compacting only gives back space: refused (a page cache too small for the copy,
+                # GAF_CACHE_MB), the store stays as it was, whole, and the refusal is kept.
+                self.compaction_refused = str(exc)
             except BaseException:
                 self._release()
                 raise

@@ -156,7 +156,10 @@ def _copy_parts(source: ladybug.Connection, target: ladybug.Connection, parts: l
                     target.execute(part.create, {"rows": chunk})
         target.execute("COMMIT")
     except BaseException:
-        target.execute("ROLLBACK")
+        try:
+            target.execute("ROLLBACK")
+        except RuntimeError:
+            pass  # LadybugDB already rolled back the transaction a failed statement was in
         raise
     for part in parts:
         if counts[part.name] > COPY_ROWS:
