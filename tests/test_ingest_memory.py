@@ -32,7 +32,7 @@ def test_an_ingest_under_the_smallest_page_cache_writes_every_record_and_verifie
     keyed = sum(1 for item in lines if item["kind"] != "claim")
     reopened = []
     original = LadybugStore._reopen
-    monkeypatch.setattr(LadybugStore, "_reopen", lambda self: (reopened.append(1), original(self)))
+    monkeypatch.setattr(LadybugStore, "_reopen", lambda self, *args, **kwargs: (reopened.append(1), original(self, *args, **kwargs)))
     with LadybugStore(tmp_path / "store.lbug", cache_mb=MIN_CACHE_MB) as store:
         report = ingest(store, path, recorded_at=NOW, keep_ids=0)
         assert (report.read, report.written, report.existing, report.write.failed) == (len(lines), len(lines), 0, [])

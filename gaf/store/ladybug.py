@@ -302,20 +302,26 @@ class LadybugStore(GafStore):
         if self._written_since_open >= (self.cache_mb or UNCAPPED_MB) * SESSION_RECORDS_PER_MB:
             self._reopen()
 
-    def _reopen(self) -> None:
-        """Checkpoint, close and open the database again, as the same writer. The checkpoint is
-        asked for by name, so a cache too small for it is refused here, typed, and not left to
-        the close, which would drop the failure and leave the write-ahead log to grow."""
+    def _reopen(self, between: Callable[[], None] | None = None) -> None:
+        """Checkpoint, close and open the database again, as the same writer; ``between`` runs
+        while it is closed (a compaction puts its copy in place then). The checkpoint is asked
+        for by name, so a cache too small for it is refused here, typed, and not left to the
+        close, which would drop the failure and leave the write-ahead log to grow."""
         try:
             self._conn.execute("CHECKPOINT")
         except RuntimeError as exc:
             raise _refused(exc, f"checkpointing {self.location}") from None
         self._conn.close()
         self._db.close()
-        # Another writer may take the lock in the instant between: then it is waited for, as at opening.
-        self._db, _ = _open_database(Path(self.location), False, self._wait, self.cache_mb)
-        self._conn = ladybug.Connection(self._db)
-        self._written_since_open = 0
+        try:
+            if between is not None:
+                between()
+        finally:
+            # Another writer may take LadybugDB's lock in the instant between: then it is waited
+            # for, as at opening (the session lock, held throughout, keeps other gaf writers out).
+            self._db, _ = _open_database(Path(self.location), False, self._wait, self.cache_mb)
+            self._conn = ladybug.Connection(self._db)
+            self._written_since_open = 0
 
     def compact(self) -> Compacted:
         """Copy what the store's file holds into a new file and put that in its place
@@ -336,16 +342,7 @@ class LadybugStore(GafStore):
             copy, nodes, relationships = compact_file(target, self._conn, cache_mb=self.cache_mb)
         except RuntimeError as exc:
             raise _refused(exc, f"compacting {self.location}") from None
-        self._conn.close()
-        self._db.close()
-        try:
-            put_in_place(copy, target)
-        finally:
-            # The same writer opens the store again, whichever file is in place: the session lock
-            # was held throughout, so no other writer came in between.
-            self._db, _ = _open_database(target, False, self._wait, self.cache_mb)
-            self._conn = ladybug.Connection(self._db)
-            self._written_since_open = 0
+        self._reopen(between=lambda: put_in_place(copy, target))
         return Compacted(self.location, before, target.stat().st_size, nodes, relationships, time.perf_counter() - started)
 
     def close(self) -> None:
