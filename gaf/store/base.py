@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, Self, TypeVar
 
-from gaf.canonical import kind_of
+from gaf.canonical import kind_of, kind_prefix
 from gaf.errors import BatchRejected, GafError, InvalidRecord, PolicyConflict, StoreError, UnknownReference
 from gaf.records import RECORD_TYPES, LogEntry, Record, SchemaVersion, max_record_bytes, parse_record
 from gaf.store.questions import STATEMENT_ROWS, Questions, Snapshot, all_ids, chunks, dangling, existing_ids, log_head, named_alike
@@ -449,17 +449,17 @@ def _log(tx: Tx, new: list[str], prep: _Prepared, at: str | None, take_turn: Cal
         created = set(new)
         migrated = [rid for rid in all_ids(tx.run) if rid not in created]
     prev, seq = (head[0], head[1] + 1) if head else (None, 0)
-    closures = sorted(rid for rid in new if kind_of(rid) == "closure")
+    closures = sorted(rid for rid in new if kind_prefix(rid) == "closure")
     links: list[Record] = []
     # A link lists as many ids as keep it under the record size limit (ids are ~80 bytes in JSON).
     per_link = max(1, min(LOG_IDS_PER_ENTRY, (max_record_bytes() - 1024) // 100))
     groups = [(list(c), True) for c in chunks(migrated, per_link)] + [
-        (list(c), False) for c in chunks(sorted(new, key=lambda rid: (kind_of(rid) in _CHECKPOINTED, rid)), per_link)
+        (list(c), False) for c in chunks(sorted(new, key=lambda rid: (kind_prefix(rid) in _CHECKPOINTED, rid)), per_link)
     ]
     for n, (ids, before) in enumerate(groups):
         written: dict[str, list[str]] = defaultdict(list)
         for rid in ids:
-            written[kind_of(rid)].append(rid)
+            written[kind_prefix(rid)].append(rid)
         last = n == len(groups) - 1
         link = LogEntry(seq=seq, prev=prev, written=dict(written), checkpoints=closures if last else [],
                         migrated=before, at=to_instant(at) if at else None)  # fmt: skip
@@ -547,10 +547,12 @@ def _create(tx: Tx, new: list[str], prep: _Prepared, inherited: dict[str, str], 
 
 def _write_links(tx: Tx, links: Iterable[tuple[str, str, str]]) -> None:
     """CREATE relationships (source id, type, target id) between stored nodes, grouped by type
-    and the two ends' labels, one statement per group and chunk."""
+    and the two ends' labels, one statement per group and chunk. The ids were checked when
+    their records were parsed (``Ref``) or by the caller (``_link_stored``): the kind is read
+    without the check, which on a large ingest cost a regex per end of every relationship."""
     groups: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
     for source, rel, target in links:
-        groups[(rel, label_of(kind_of(source)), label_of(kind_of(target)))].append({"s": source, "d": target})
+        groups[(rel, _LABEL[kind_prefix(source)], _LABEL[kind_prefix(target)])].append({"s": source, "d": target})
     for (rel, src, dst), pairs in sorted(groups.items()):
         for chunk in chunks(pairs, STATEMENT_ROWS):
             tx.run(_link(rel, src, dst), {"rows": list(chunk)})
@@ -597,3 +599,5 @@ def _link(rel: str, src: str, dst: str) -> str:
 
 
 _CREATE = {cls.LABEL: _create_statement(cls.LABEL, cls.COLUMNS) for cls in RECORD_TYPES.values()}
+#: Each kind's label (``label_of`` as a dict lookup, for the write path's every relationship end).
+_LABEL = {kind: cls.LABEL for kind, cls in RECORD_TYPES.items()}
