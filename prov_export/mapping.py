@@ -27,6 +27,7 @@ import hashlib
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from functools import lru_cache
+from itertools import chain
 from typing import Any
 
 from rdflib import Literal, Namespace, URIRef
@@ -88,6 +89,7 @@ class Mapper:
         self.lookup = lookup
         #: the engines named so far, by IRI: an association with one declares it
         self._engines: dict[URIRef, str] = {}
+        self._engine_iris: dict[str, URIRef] = {}
 
     def iri(self, record_id: str) -> URIRef:
         """A record's IRI: ``closure:12cc…`` is ``{base}closure-12cc…``."""
@@ -100,18 +102,19 @@ class Mapper:
 
     def engine(self, name: str) -> URIRef:
         """An engine by name and version: ``gaf-hcategoriser/2`` is ``{base}engine-gaf-hcategoriser.2``."""
-        iri = URIRef(f"{self.base}engine-{_safe(name)}")
-        self._engines[iri] = name
+        iri = self._engine_iris.get(name)
+        if iri is None:  # once per engine: every evaluation and derivation names the projection's
+            iri = self._engine_iris[name] = URIRef(f"{self.base}engine-{_safe(name)}")
+            self._engines[iri] = name
         return iri
 
-    def influence(self, what: str, *between: object) -> URIRef:
+    def influence(self, what: str, *between: str) -> URIRef:
         """A qualified influence's IRI, made from the IRIs it joins (and its role or plan)."""
         return _iri(f"{self.base}{what}-{_digest(*between)}")
 
     def triples(self, record: r.Record) -> Iterator[Triple]:
         """Every triple one record contributes: ``bundled`` and ``beside`` together."""
-        yield from self.bundled(record)
-        yield from self.beside(record)
+        return chain(self.bundled(record), self.beside(record))
 
     def beside(self, record: r.Record) -> Iterator[Triple]:
         """What a record states about closures from outside them, in a dataset's default graph:
@@ -125,8 +128,8 @@ class Mapper:
         """The triples a record states about itself, in a bundle that holds it (or in the
         default graph, when none does)."""
         s = self.iri(record.id)
-        yield s, GAF.contentHash, Literal(record.id)
-        yield s, GAF.record, Literal(record.body.decode("utf-8"))
+        yield s, GAF.contentHash, _plain(record.id)
+        yield s, GAF.record, _plain(record.body.decode("utf-8"))
         method = getattr(self, f"_{record.KIND}", None)
         if method is None:
             yield s, RDF.type, PROV.Entity
@@ -145,7 +148,7 @@ class Mapper:
     def _agent(self, s: URIRef, a: r.Agent) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Agent
         yield s, RDF.type, {"person": PROV.Person, "organisation": PROV.Organization, "software": PROV.SoftwareAgent}[a.agent_type]
-        yield s, RDFS.label, Literal(a.name)
+        yield s, RDFS.label, _plain(a.name)
         if a.acts_for:
             yield s, PROV.actedOnBehalfOf, self.iri(a.acts_for)
 
@@ -153,7 +156,7 @@ class Mapper:
         yield s, RDF.type, PROV.Agent
         yield s, RDF.type, PROV.Entity  # a source is also an entity, so that it can be invalidated
         yield s, RDF.type, GAF.Source
-        yield s, RDFS.label, Literal(src.name)
+        yield s, RDFS.label, _plain(src.name)
         if src.operator:
             yield s, PROV.wasAttributedTo, self.iri(src.operator)
 
@@ -163,7 +166,7 @@ class Mapper:
         source = self.iri(i.source)
         yield source, PROV.wasInvalidatedBy, s
         yield source, PROV.invalidatedAtTime, _time(i.recorded_at)
-        yield s, RDFS.comment, Literal(f"invalid from {format_instant(i.invalid_from)}: {i.reason}")
+        yield s, RDFS.comment, _plain(f"invalid from {format_instant(i.invalid_from)}: {i.reason}")
 
     def _run_invalidation(self, s: URIRef, i: r.RunInvalidation) -> Iterator[Triple]:
         """A pipeline run declared wrong: an activity that invalidated every claim it voids."""
@@ -174,7 +177,7 @@ class Mapper:
             yield self.iri(claim), PROV.invalidatedAtTime, _time(i.recorded_at)
         for claim in i.evidence:
             yield from self._used(s, self.iri(claim), GAF.evidence)
-        yield s, RDFS.comment, Literal(f"{i.run} ({i.why}; wrote {', '.join(i.wrote) or 'nothing'}): {i.reason}")
+        yield s, RDFS.comment, _plain(f"{i.run} ({i.why}; wrote {', '.join(i.wrote) or 'nothing'}): {i.reason}")
 
     # ------------------------------------------------------------------ claims and propositions
 
@@ -209,18 +212,18 @@ class Mapper:
             if st.predicate == "of_job":
                 job = self.pipeline_node("job", st.object)
                 yield from self._activity(run, GAF.PipelineRun)
-                yield run, RDFS.label, Literal(st.subject)
+                yield run, RDFS.label, _plain(st.subject)
                 yield job, RDF.type, PROV.Entity
                 yield job, RDF.type, PROV.Plan
                 yield job, RDF.type, GAF.PipelineJob
-                yield job, RDFS.label, Literal(st.object)
+                yield job, RDFS.label, _plain(st.object)
                 yield from self._associated(run, self.iri(c.observer), (PROV.hadPlan, job))
                 yield s, GAF.reportsOn, run
             elif st.predicate in ("read", "wrote"):
                 data = self.pipeline_node("dataset", st.object)
                 yield data, RDF.type, PROV.Entity
                 yield data, RDF.type, GAF.Dataset
-                yield data, RDFS.label, Literal(st.object)
+                yield data, RDFS.label, _plain(st.object)
                 if st.predicate == "read":
                     yield from self._used(run, data, GAF.input)
                 else:
@@ -230,13 +233,13 @@ class Mapper:
     def _proposition(self, s: URIRef, p: r.Proposition) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Entity
         yield s, RDF.type, GAF.Proposition
-        yield s, RDFS.label, Literal(r.statement_text(p.predicate, p.subject, p.object, p.value, unit=p.unit))
+        yield s, RDFS.label, _plain(r.statement_text(p.predicate, p.subject, p.object, p.value, unit=p.unit))
 
     def _completeness(self, s: URIRef, d: r.CompletenessDeclaration) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Entity
         yield s, RDF.type, GAF.ClosedScope
         yield s, PROV.wasAttributedTo, self.iri(d.source)
-        yield s, RDFS.label, Literal(f"{d.scope_text()} complete as of {format_instant(d.as_of)}")
+        yield s, RDFS.label, _plain(f"{d.scope_text()} complete as of {format_instant(d.as_of)}")
 
     # ------------------------------------------------------------------ projection
 
@@ -254,7 +257,7 @@ class Mapper:
         yield from self._activity(s, GAF.Evaluation)
         yield from self._associated(s, self.engine("gaf-projection"), (PROV.hadPlan, self.iri(e.projection)))
         yield s, GAF.evaluates, self.iri(e.proposition)
-        yield s, RDFS.comment, Literal(f"{e.outcome.value}: {e.reason}")
+        yield s, RDFS.comment, _plain(f"{e.outcome.value}: {e.reason}")
         for ref, role in _inputs(e):
             yield from self._used(s, self.iri(ref), role)
 
@@ -262,7 +265,7 @@ class Mapper:
         yield from self._activity(s, GAF.Derivation)
         yield from self._associated(s, self.engine("gaf-projection"), (PROV.hadPlan, self.iri(d.projection)))
         yield s, GAF.concludes, self.iri(d.conclusion)
-        yield s, RDFS.label, Literal(d.rule)
+        yield s, RDFS.label, _plain(d.rule)
         for premise in d.premises:
             if kind_prefix(premise) == "evaluation":
                 yield s, PROV.wasInformedBy, self.iri(premise)  # an explicit rejection it relied on
@@ -288,7 +291,7 @@ class Mapper:
         reviewer = self.iri(d.reviewer)
         yield from self._associated(s, reviewer, (PROV.hadRole, GAF.reviewer))
         yield GAF.reviewer, RDF.type, PROV.Role
-        yield s, RDFS.comment, Literal(d.reason)
+        yield s, RDFS.comment, _plain(d.reason)
         for fact in d.accepted:
             yield s, GAF.accepted, self.iri(fact)
             yield from self._attributed(self.iri(fact), reviewer, GAF.ReviewerAttribution)  # who let it in
@@ -317,7 +320,7 @@ class Mapper:
         the record it decided on, which the activity used."""
         yield s, RDF.type, PROV.Entity
         yield s, RDF.type, cls
-        yield s, RDFS.label, Literal(label)
+        yield s, RDFS.label, _plain(label)
         yield s, PROV.wasGeneratedBy, activity
         yield s, PROV.wasDerivedFrom, basis
         yield activity, PROV.used, basis
@@ -368,11 +371,11 @@ class Mapper:
         yield s, RDF.type, GAF.Grant
         yield s, PROV.wasAttributedTo, self.iri(g.granted_by)
         yield s, PROV.generatedAtTime, _time(g.granted_at)
-        yield s, RDFS.label, Literal(f"{g.action_kind} for {', '.join(g.subjects)}")
+        yield s, RDFS.label, _plain(f"{g.action_kind} for {', '.join(g.subjects)}")
 
     def _action(self, s: URIRef, a: r.Action) -> Iterator[Triple]:
         yield from self._activity(s, GAF.Action, a.requested_at)
-        yield s, RDFS.label, Literal(f"{a.action_kind} on {a.subject}")
+        yield s, RDFS.label, _plain(f"{a.action_kind} on {a.subject}")
         yield s, PROV.used, self.iri(a.verdict)
         yield from self._associated(s, self.iri(a.authorised_by), (PROV.hadPlan, self.iri(a.policy)))
         yield s, GAF.underGrant, self.iri(a.grant)
@@ -383,7 +386,7 @@ class Mapper:
     def _action_status(self, s: URIRef, st: r.ActionStatus) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Entity
         yield s, RDF.type, GAF.ActionStatus
-        yield s, RDFS.label, Literal(st.status.value)
+        yield s, RDFS.label, _plain(st.status.value)
         yield s, PROV.wasGeneratedBy, self.iri(st.action)
         yield s, PROV.generatedAtTime, _time(st.at)
 
@@ -392,9 +395,9 @@ class Mapper:
         activity, informed it), used each closure it reopened, and informed the closing of each
         closure that superseded one; the impact it found is named, record by record."""
         yield from self._activity(s, GAF.Reopen, ro.at, ro.at)
-        yield s, RDFS.label, Literal(ro.trigger.value)
+        yield s, RDFS.label, _plain(ro.trigger.value)
         if ro.reason:
-            yield s, RDFS.comment, Literal(ro.reason)
+            yield s, RDFS.comment, _plain(ro.reason)
         if ro.cause:
             cause = self.iri(ro.cause)
             yield s, GAF.triggeredBy, cause
@@ -417,7 +420,7 @@ class Mapper:
         yield s, GAF.excludes, self.iri(x.claim)
         yield s, GAF.excludedFrom, self.iri(x.proposition)
         yield s, GAF.underPolicy, self.iri(x.projection)
-        yield s, RDFS.comment, Literal(x.reason)
+        yield s, RDFS.comment, _plain(x.reason)
 
     def _policy(self, s: URIRef, p: r.RatifiedPolicy) -> Iterator[Triple]:
         yield from self._plan(s, GAF.RatifiedPolicy, f"{p.name}@{p.version}")
@@ -434,7 +437,7 @@ class Mapper:
         yield s, RDF.type, PROV.Entity
         yield s, RDF.type, PROV.Plan
         yield s, RDF.type, cls
-        yield s, RDFS.label, Literal(label)
+        yield s, RDFS.label, _plain(label)
 
     def _activity(self, s: URIRef, cls: URIRef, start: datetime | None = None, end: datetime | None = None) -> Iterator[Triple]:
         yield s, RDF.type, PROV.Activity
@@ -500,13 +503,26 @@ class Mapper:
         yield e, RDF.type, PROV.Agent
         yield e, RDF.type, PROV.SoftwareAgent
         yield e, RDF.type, GAF.Engine
-        yield e, RDFS.label, Literal(name)
+        yield e, RDFS.label, _plain(name)
 
 
 def _iri(value: str) -> URIRef:
     """An IRI made of the checked base and a record id's kind and hex hash (or an implied
     node's name): valid by construction, so rdflib's check of every character is skipped."""
     return str.__new__(URIRef, value)
+
+
+def _plain(text: str) -> Literal:
+    """A plain literal (xsd:string): what ``Literal(text)`` makes — a string's lexical form is
+    itself, and so is its value — without rdflib's datatype checks and conversions, which cost
+    more than the rest of a triple (a record has two plain literals or more: its id and its
+    canonical JSON)."""
+    literal = str.__new__(Literal, text)
+    literal._language = None
+    literal._datatype = None
+    literal._value = text
+    literal._ill_typed = None
+    return literal
 
 
 @lru_cache(maxsize=4096)
@@ -536,9 +552,9 @@ def _refs(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def _digest(*parts: object) -> str:
+def _digest(*parts: str) -> str:
     """A short, deterministic name part for what some IRIs join."""
-    return hashlib.sha256("\n".join(map(str, parts)).encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:32]
 
 
 def _safe(name: str) -> str:

@@ -9,7 +9,8 @@ characters escaped, ``\\t`` ``\\b`` ``\\n`` ``\\f`` ``\\r`` as themselves and th
 
 The whole store's export is sorted and made distinct without a graph in memory
 (``SortedLines``): lines are gathered up to a bound, sorted, and spilled to a temporary
-file; the runs are merged at the end, each distinct line written once while it is hashed.
+file, each distinct line once; the runs are merged at the end, each distinct line written
+once while it is hashed.
 Because every node of gaf's PROV is an IRI (no blank nodes), the canonical N-Quads of the
 graph *are* these lines in this order, so the sha256 of the file is the graph's RDFC-1.0
 canonical hash (``export.canonical_hash``) — computed as the file is written, never by
@@ -23,7 +24,7 @@ import heapq
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from rdflib import BNode, Literal, URIRef
@@ -86,54 +87,72 @@ def quad_lines(ds: Any) -> set[str]:
 def lines(triples: Iterable[tuple[Any, Any, Any]]) -> set[str]:
     """Some triples' distinct lines."""
     out: set[str] = set()
-    _gather(triples, out)
+    _gather(triples, out.add)
     return out
 
 
-def _gather(triples: Iterable[tuple[Any, Any, Any]], into: set[str]) -> int:
-    """Add the triples' lines to ``into``: the characters of those it did not hold."""
-    add, size = into.add, 0
+def _gather(triples: Iterable[tuple[Any, Any, Any]], add: Callable[[str], object]) -> int:
+    """Hand each triple's line to ``add``: the characters handed over."""
+    size = 0
     for s, p, o in triples:
-        if type(s) is URIRef and type(p) is URIRef:  # nearly every triple: the exact type is the fast test
-            text = f"<{s}> <{p}> <{o}> .\n" if type(o) is URIRef else f"<{s}> <{p}> {term(o)} .\n"
+        # Nearly every triple: the exact type is the fast test, and joining the terms (str subclasses)
+        # costs a third of formatting them into an f-string, which calls each one's __format__.
+        if type(s) is URIRef and type(p) is URIRef:
+            kind = type(o)
+            if kind is URIRef:
+                text = "".join(("<", s, "> <", p, "> <", o, "> .\n"))
+            elif kind is Literal and o.datatype is None and o.language is None:  # a plain literal
+                text = "".join(("<", s, "> <", p, "> ", _quoted(o), " .\n"))
+            else:
+                text = "".join(("<", s, "> <", p, "> ", term(o), " .\n"))
         else:
             text = line(s, p, o)
-        if text not in into:
-            add(text)
-            size += len(text)
+        add(text)
+        size += len(text)
     return size
 
 
 class SortedLines:
     """Triples gathered in any order and written as lines sorted and distinct, in memory
     bounded by ``bound`` characters: past it, the lines so far are sorted and spilled to a
-    run file in ``directory``, and ``write`` merges the runs."""
+    run file in ``directory``, and ``write`` merges the runs.
+
+    Lines are appended to a list as they come, repeats and all, and made distinct once sorted:
+    cheaper than asking a set about every line, and the list keeps the order records were read
+    in — kind by kind, each in id order, so most of a record's lines sit near their place —
+    which Python's sort runs through about four times faster than a set's hash order."""
 
     def __init__(self, directory: str | os.PathLike[str], bound: int = 64 * 2**20):
         self.directory = directory
         self.bound = bound
-        self._held: set[str] = set()
+        self._held: list[str] = []
         self._size = 0
         self._runs: list[IO[str]] = []
 
     def add(self, triples: Iterable[tuple[Any, Any, Any]]) -> None:
         """Some triples (a record's, say), as canonical lines."""
-        self._size += _gather(triples, self._held)
+        self._size += _gather(triples, self._held.append)
         if self._size > self.bound:
             self._spill()
 
+    def _sorted(self) -> list[str]:
+        """The lines held, sorted, each once (``dict.fromkeys`` keeps the first of each in order,
+        without a Python step per line), and the list emptied."""
+        held = self._held
+        self._held = []
+        self._size = 0
+        held.sort()
+        return list(dict.fromkeys(held))
+
     def _spill(self) -> None:
         run = tempfile.TemporaryFile("w+", encoding="utf-8", dir=self.directory, prefix=".gaf-nt-run.")
-        run.writelines(sorted(self._held))
+        run.writelines(self._sorted())
         run.seek(0)
         self._runs.append(run)
-        self._held = set()
-        self._size = 0
 
     def _chunks(self, size: int = 8192) -> Iterator[list[str]]:
         """The distinct lines in order, ``size`` at a time."""
-        held = sorted(self._held)
-        self._held = set()
+        held = self._sorted()
         if not self._runs:  # everything fitted: no merge
             for start in range(0, len(held), size):
                 yield held[start : start + size]

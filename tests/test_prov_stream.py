@@ -25,7 +25,8 @@ from rdflib import Literal, URIRef
 from gaf.errors import ExportError
 from prov_export import canonical_hash, export, graph, lineage, stream_all
 from prov_export.export import STREAMED_HASH, all_records
-from prov_export.ntriples import term
+from prov_export.mapping import _plain
+from prov_export.ntriples import lines, term
 from tests.conftest import ROOT
 from tests.rentcase import close_both
 
@@ -78,6 +79,17 @@ def test_a_literal_is_written_as_pyoxigraph_writes_it_canonically(text, language
     else:
         ours, theirs = Literal(text), ox.Literal(text)
     assert term(ours) == str(theirs)
+
+
+@given(text=st.text())
+@example(text='"\\\n\r\t\b\f\x00\x07\x7f\u2028é😀\ufffe\uffff')
+def test_the_mappings_plain_literal_is_rdflibs_literal_and_is_written_as_pyoxigraph_writes_it(text):
+    ours, theirs = _plain(text), Literal(text)
+    assert (ours, hash(ours), ours.value, ours.datatype, ours.language, ours.n3()) == (
+        theirs, hash(theirs), theirs.value, theirs.datatype, theirs.language, theirs.n3())  # fmt: skip
+    assert ours.eq(theirs)
+    s, p = URIRef("urn:gaf:claim-1"), URIRef("https://w3id.org/gaf#record")
+    assert lines([(s, p, ours)]) == {f"{ox.Triple(ox.NamedNode(s), ox.NamedNode(p), ox.Literal(text))} .\n"}
 
 
 @contextmanager
