@@ -34,6 +34,8 @@ from gaf.errors import InvalidValue
 #: that the ISO strings sort in time order on both stores.
 TIME_PRECISION = "millisecond"
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+#: A year before 1000 as ``format_instant`` writes it, without zeros before it (``999-01-02T…``).
+_SHORT_YEAR = re.compile(r"^(\d{1,3})-\d{2}-\d{2}")
 #: How a time is written, as a refusal says it.
 TIME_FORM = "write a date that exists, 2026-07-15 (midnight UTC), or a time with its zone, 2026-07-15T10:00:00Z or 2026-07-15T12:00:00+02:00"
 
@@ -53,6 +55,8 @@ def to_instant(value: object) -> datetime:
             pass  # refused below, with the general reading's words
     if isinstance(value, str):
         text = value.strip()
+        if short := _SHORT_YEAR.match(text):  # read back as written: what gaf stored must parse again
+            text = f"{int(short[1]):04d}{text[short.end(1):]}"
         try:
             value = date.fromisoformat(text) if _DATE_ONLY.match(text) else datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
