@@ -225,7 +225,8 @@ class GafStore(Questions):
         after the records; each end must be stored or in the batch, or nothing is written.
         """
         self._check_writable(mode)
-        return self._commit(_prepare(records, mode), mode, format_instant(at), lock=lock, guard=guard, links=links)
+        stamp = format_instant(at)
+        return self._commit(_prepare(records, mode, stamp), mode, stamp, lock=lock, guard=guard, links=links)
 
     def put_batches(
         self, batches: Iterable[Iterable[Record | dict[str, Any]]], *, at: datetime, mode: Mode = "atomic"
@@ -243,11 +244,11 @@ class GafStore(Questions):
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gaf-prepare") as pool:
             first = next(source, None)
             # Each batch is prepared in a copy of the caller's context (record size limits live there).
-            pending = pool.submit(copy_context().run, _prepare, first, mode) if first is not None else None
+            pending = pool.submit(copy_context().run, _prepare, first, mode, stamp) if first is not None else None
             while pending is not None:
                 ready = pending.result()
                 following = next(source, None)
-                pending = pool.submit(copy_context().run, _prepare, following, mode) if following is not None else None
+                pending = pool.submit(copy_context().run, _prepare, following, mode, stamp) if following is not None else None
                 report = self._commit(ready, mode, stamp)
                 self._after_bulk_batch(len(ready[2].batch))
                 yield report
@@ -340,13 +341,13 @@ class GafStore(Questions):
 _Ready = tuple[dict[int, Record], list["ItemError"], "_Prepared"]
 
 
-def _prepare(records: Iterable[Record | dict[str, Any]], mode: Mode) -> _Ready:
-    """Parse a batch and compute everything about it that does not depend on the store;
-    in atomic mode a malformed item refuses it here, before any transaction opens."""
+def _prepare(records: Iterable[Record | dict[str, Any]], mode: Mode, at: str | None = None) -> _Ready:
+    """Parse a batch and compute everything about it that does not depend on the store (to be
+    written at ``at``); in atomic mode a malformed item refuses it here, before any transaction opens."""
     batch, failed = _parse_items(records)
     if failed and mode == "atomic":
         raise BatchRejected([f.error for f in failed])
-    return batch, failed, _Prepared(list(batch.values()))
+    return batch, failed, _Prepared(list(batch.values()), at)
 
 
 def _parse_items(items: Iterable[Record | dict[str, Any]]) -> tuple[dict[int, Record], list[ItemError]]:
@@ -372,7 +373,7 @@ class _Prepared:
     claim, each of those rebuilds and hashes every proposition it states, which was most
     of a put's client time when they were recomputed at each step."""
 
-    def __init__(self, given: list[Record]):
+    def __init__(self, given: list[Record], at: str | None = None):
         self.given = given
         self.batch: dict[str, Record] = {}
         #: the ids each given record implies (its propositions, for a claim)
@@ -393,6 +394,11 @@ class _Prepared:
         self.outside = {t for edges in self.edges.values() for _, t in edges} - self.batch.keys()
         #: each record's node row, but for written_at (which depends on what is new)
         self.rows: dict[str, dict[str, Any]] = {rid: _node_row(r) for rid, r in self.batch.items()}
+        #: the CREATE statements for when every record of the batch is new, written at ``at``
+        #: (made here, so a bulk load makes them while the batch before is in the database)
+        self.planned: tuple[str, _Statements] | None = None
+        if at is not None:
+            self.planned = (at, _create_statements(list(self.batch), self, at))
 
 
 def _put_in(
@@ -421,7 +427,7 @@ def _put_in(
                 keep.add(record.id)
                 keep.update(i for i in prep.implies[record.id] if i not in present)
         new = [rid for rid in new if rid in keep]
-    _create(tx, new, prep, _inherited_times(new, prep), at)
+    _create(tx, new, prep, at)
     written = set(new)
     report.written = [r.id for r in prep.given if r.id in written]
     return report, new
@@ -466,7 +472,7 @@ def _log(tx: Tx, new: list[str], prep: _Prepared, at: str | None, take_turn: Cal
         links.append(link)
         prev, seq = link.id, seq + 1
     ready = _Prepared(links)
-    _create(tx, [r.id for r in links], ready, {}, at)
+    _create(tx, [r.id for r in links], ready, at)
 
 
 def _inherited_times(new: list[str], prep: _Prepared) -> dict[str, str]:
@@ -531,31 +537,50 @@ def _existing_ids(tx: Tx, ids: Iterable[str]) -> set[str]:
     return existing_ids(tx.run, ids)
 
 
-def _create(tx: Tx, new: list[str], prep: _Prepared, inherited: dict[str, str], at: str | None) -> None:
-    """CREATE the new nodes, then their relationships: ids are known to be new."""
+#: Statements to run, each with its rows: ``tx.run(cypher, {"rows": rows})``.
+_Statements = list[tuple[str, list[dict[str, Any]]]]
+
+
+def _create(tx: Tx, new: list[str], prep: _Prepared, at: str | None) -> None:
+    """CREATE the new nodes, then their relationships: ids are known to be new. When every
+    record of the batch is new (a bulk load, nearly always) the statements planned with the
+    batch are run (``_Prepared.planned``, made beside the previous batch's write)."""
+    planned = prep.planned
+    whole = planned is not None and planned[0] == at and len(new) == len(prep.batch)  # new is then the batch, in order
+    for cypher, rows in planned[1] if whole and planned is not None else _create_statements(new, prep, at):
+        tx.run(cypher, {"rows": rows})
+
+
+def _create_statements(new: list[str], prep: _Prepared, at: str | None) -> _Statements:
+    """The CREATE statements of these new records of a batch: node rows by label, each stamped
+    with its written_at (its own time, the earliest own time of the new records implying it, or
+    ``at``), then their relationships."""
+    inherited = _inherited_times(new, prep)
     by_label: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for rid in new:
         row = prep.rows[rid]
         if row["written_at"] is None:
             row = {**row, "written_at": inherited.get(rid, at)}
         by_label[prep.batch[rid].LABEL].append(row)
-    for label, rows in sorted(by_label.items()):
-        for chunk in chunks(rows, STATEMENT_ROWS):
-            tx.run(_CREATE[label], {"rows": list(chunk)})
-    _write_links(tx, [(rid, rel, target) for rid in new for rel, target in prep.edges[rid]])
+    out: _Statements = [(_CREATE[label], list(chunk)) for label, rows in sorted(by_label.items()) for chunk in chunks(rows, STATEMENT_ROWS)]
+    return out + _link_statements((rid, rel, target) for rid in new for rel, target in prep.edges[rid])
 
 
 def _write_links(tx: Tx, links: Iterable[tuple[str, str, str]]) -> None:
-    """CREATE relationships (source id, type, target id) between stored nodes, grouped by type
-    and the two ends' labels, one statement per group and chunk. The ids were checked when
-    their records were parsed (``Ref``) or by the caller (``_link_stored``): the kind is read
-    without the check, which on a large ingest cost a regex per end of every relationship."""
-    groups: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
+    """CREATE relationships (source id, type, target id) between stored nodes."""
+    for cypher, rows in _link_statements(links):
+        tx.run(cypher, {"rows": rows})
+
+
+def _link_statements(links: Iterable[tuple[str, str, str]]) -> _Statements:
+    """Statements creating relationships (source id, type, target id), grouped by type and the two
+    ends' labels, one per group and chunk. The ids were checked when their records were parsed
+    (``Ref``) or by the caller (``_link_stored``): the kind is read without the check, which on a
+    large ingest cost a regex per end of every relationship."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for source, rel, target in links:
         groups[(rel, _LABEL[kind_prefix(source)], _LABEL[kind_prefix(target)])].append({"s": source, "d": target})
-    for (rel, src, dst), pairs in sorted(groups.items()):
-        for chunk in chunks(pairs, STATEMENT_ROWS):
-            tx.run(_link(rel, src, dst), {"rows": list(chunk)})
+    return [(_link(rel, src, dst), list(chunk)) for (rel, src, dst), pairs in sorted(groups.items()) for chunk in chunks(pairs, STATEMENT_ROWS)]
 
 
 def _link_stored(tx: Tx, links: Sequence[tuple[str, str, str]]) -> None:

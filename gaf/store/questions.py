@@ -673,10 +673,31 @@ def existing_ids(run: Callable[[str, dict[str, Any]], list[dict[str, Any]]], ids
     """Which of these ids are stored, asked through ``run`` (a read's rows, or a write transaction's,
     so ``put`` decides inside its own transaction with the same question)."""
     found: set[str] = set()
+    # Every label's part in one statement (``UNION ALL``), up to STATEMENT_ROWS ids: a batch of
+    # fourteen kinds asked fourteen times cost a round trip each, and a bulk ingest asks once a batch.
+    parts: list[tuple[str, list[str]]] = []
+    held = 0
     for label, group in _by_label(ids).items():
         for chunk in chunks(group, STATEMENT_ROWS):
-            found.update(row["id"] for row in run(_EXISTING[label], {"ids": list(chunk)}))
+            if parts and held + len(chunk) > STATEMENT_ROWS:
+                found.update(_existing_in(run, parts))
+                parts, held = [], 0
+            parts.append((label, list(chunk)))
+            held += len(chunk)
+    if parts:
+        found.update(_existing_in(run, parts))
     return found
+
+
+def _existing_in(run: Callable[[str, dict[str, Any]], list[dict[str, Any]]], parts: list[tuple[str, list[str]]]) -> set[str]:
+    cypher = _existing_union(tuple(label for label, _ in parts))
+    return {row["id"] for row in run(cypher, {f"ids{k}": group for k, (_, group) in enumerate(parts)})}
+
+
+@functools.cache
+def _existing_union(labels: tuple[str, ...]) -> str:
+    # Which of the ids given for each label are stored: one part per label, each looked up by its key.
+    return " UNION ALL ".join(f"UNWIND $ids{k} AS i MATCH (n:{label} {{id: i}}) RETURN n.id AS id" for k, label in enumerate(labels))
 
 
 def named_alike(run: Callable[[str, dict[str, Any]], list[dict[str, Any]]], records: Iterable[Record]) -> dict[str, list[str]]:
@@ -727,8 +748,6 @@ _LABELS = [cls.LABEL for cls in RECORD_TYPES.values()]
 
 # LadybugDB's node tables (labels), by name.
 _NODE_TABLES = "CALL show_tables() WHERE type = 'NODE' RETURN name"
-# Which of these ids are stored under this label?
-_EXISTING = {label: f"UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN n.id AS id" for label in _LABELS}
 # The stored body of one record.
 _GET = {label: f"MATCH (n:{label} {{id: $id}}) RETURN n.body AS body" for label in _LABELS}
 # The stored bodies of several records.
