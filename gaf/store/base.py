@@ -245,11 +245,16 @@ class GafStore(Questions):
             first = next(source, None)
             # Each batch is prepared in a copy of the caller's context (record size limits live there).
             pending = pool.submit(copy_context().run, _prepare, first, mode, stamp) if first is not None else None
+            # A batch is written without asking which of its records are stored (``optimistic``)
+            # while the batches before it were all new; once one held records already stored (a
+            # file ingested again), the next asks first, as ``put`` does.
+            optimistic = self.optimistic_creates()
             while pending is not None:
                 ready = pending.result()
                 following = next(source, None)
                 pending = pool.submit(copy_context().run, _prepare, following, mode, stamp) if following is not None else None
-                report = self._commit(ready, mode, stamp)
+                report = self._commit(ready, mode, stamp, optimistic=optimistic)
+                optimistic = self.optimistic_creates() and not report.existing
                 self._after_bulk_batch(len(ready[2].batch))
                 yield report
 
@@ -289,15 +294,24 @@ class GafStore(Questions):
         lock: str | None = None,
         guard: Callable[[Questions], None] | None = None,
         links: Sequence[tuple[str, str, str]] = (),
+        optimistic: bool = False,
     ) -> WriteReport:
+        """Write a prepared batch in one transaction. ``optimistic``: the first attempt takes
+        every record of the batch to be new and asks only about the ids it points at outside it
+        (``optimistic_creates``); if one was stored after all, the store refuses the second node
+        and ``_write`` runs the transaction again, and every attempt after the first asks."""
         batch, failed, prepared = ready
+        attempts = 0
 
         def work(tx: Tx) -> WriteReport:
+            nonlocal attempts
+            trust_new = optimistic and attempts == 0
+            attempts += 1
             if lock is not None:
                 self._lock(tx, lock)
             if guard is not None:
                 guard(Snapshot(tx, self.dialect, self.location))
-            report, new = _put_in(tx, batch, prepared, failed, mode, stamp)
+            report, new = _put_in(tx, batch, prepared, failed, mode, stamp, trust_new=trust_new)
             if links:
                 _link_stored(tx, links)
             if new:
@@ -305,6 +319,13 @@ class GafStore(Questions):
             return report
 
         return self._write(work)
+
+    def optimistic_creates(self) -> bool:
+        """Whether a bulk write may create a batch's records without first asking which of them
+        are stored: the store refuses a second node with an id it holds, and ``_write`` then runs
+        the transaction again (Neo4j, its id constraints in place). Not the embedded store, whose
+        writes are not retried."""
+        return False
 
     def _lock(self, tx: Tx, record_id: str) -> None:
         """Take a stored record's write lock for the rest of the transaction (each store knows how).
@@ -402,13 +423,16 @@ class _Prepared:
 
 
 def _put_in(
-    tx: Tx, items: dict[int, Record], prep: _Prepared, failed: list[ItemError], mode: Mode, at: str | None
+    tx: Tx, items: dict[int, Record], prep: _Prepared, failed: list[ItemError], mode: Mode, at: str | None, *,
+    trust_new: bool = False,
 ) -> tuple[WriteReport, list[str]]:
     """The body of ``put``: decide inside the transaction, so the decision and the write agree.
-    Returns the report and every id created (implied records included), in batch order."""
+    Returns the report and every id created (implied records included), in batch order.
+    ``trust_new``: take every record of the batch to be new, asking only about the ids it points
+    at outside it (``GafStore._commit``'s optimistic attempt: the store refuses a stored id)."""
     report = WriteReport(failed=list(failed))
     # One existence question answers both "which are already stored" and "which targets resolve".
-    stored = _existing_ids(tx, [*prep.batch, *prep.outside])
+    stored = _existing_ids(tx, prep.outside if trust_new else [*prep.batch, *prep.outside])
     present = stored & prep.batch.keys()
     report.existing = [r.id for r in prep.given if r.id in present]
     new = [rid for rid in prep.batch if rid not in present]

@@ -99,6 +99,8 @@ class Neo4jStore(GafStore):
         refuses writes and ``init``."""
         self.location = without_password(uri)  # what messages say: never a password written into the URI
         self._schema_checked = False
+        #: whether every constraint gaf declares is in place (``optimistic_creates``), once asked
+        self._ids_constrained: bool | None = None
         self.database = database
         self.read_only = read_only
         self.retry_seconds = retry_seconds
@@ -204,6 +206,13 @@ class Neo4jStore(GafStore):
                     # The other writer has committed; back off a little so the retry sees its ids.
                     time.sleep(random.uniform(0.01, 0.05) * 2**attempt)
         raise AssertionError("unreachable")
+
+    def optimistic_creates(self) -> bool:
+        # Only with every id constraint in place: without one, a second node would be created.
+        self._ensure_schema()
+        if self._ids_constrained is None:
+            self._ids_constrained = not self.missing_constraints()
+        return self._ids_constrained
 
     def _lock(self, tx: Tx, record_id: str) -> None:
         # Setting a property takes the node's write lock until the transaction ends. The
