@@ -410,6 +410,8 @@ class _Prepared:
             own = record.time()
             if own is not None:
                 self.times[record.id] = format_instant(own)
+        #: the ids of the records the batch implies that it was not given
+        self.implied = [rid for rid in self.batch if rid not in self.implies]
         self.edges: dict[str, list[tuple[str, str]]] = {rid: r.edges() for rid, r in self.batch.items()}
         #: ids the batch points at that it does not hold: stored, or missing
         self.outside = {t for edges in self.edges.values() for _, t in edges} - self.batch.keys()
@@ -428,11 +430,12 @@ def _put_in(
 ) -> tuple[WriteReport, list[str]]:
     """The body of ``put``: decide inside the transaction, so the decision and the write agree.
     Returns the report and every id created (implied records included), in batch order.
-    ``trust_new``: take every record of the batch to be new, asking only about the ids it points
-    at outside it (``GafStore._commit``'s optimistic attempt: the store refuses a stored id)."""
+    ``trust_new``: take the records given to be new, asking only about the records they imply
+    (a proposition two claims state, often stored by an earlier batch) and the ids the batch
+    points at outside it (``GafStore._commit``'s optimistic attempt: the store refuses a stored id)."""
     report = WriteReport(failed=list(failed))
     # One existence question answers both "which are already stored" and "which targets resolve".
-    stored = _existing_ids(tx, prep.outside if trust_new else [*prep.batch, *prep.outside])
+    stored = _existing_ids(tx, [*prep.implied, *prep.outside] if trust_new else [*prep.batch, *prep.outside])
     present = stored & prep.batch.keys()
     report.existing = [r.id for r in prep.given if r.id in present]
     new = [rid for rid in prep.batch if rid not in present]
