@@ -245,7 +245,7 @@ class GafStore(Questions):
             first = next(source, None)
             # Each batch is prepared in a copy of the caller's context (record size limits live there).
             pending = pool.submit(copy_context().run, _prepare, first, mode, stamp) if first is not None else None
-            # A batch is written without asking which of its records are stored (``optimistic``)
+            # A batch is written without asking which of the records given are stored (``optimistic``)
             # while the batches before it were all new; once one held records already stored (a
             # file ingested again), the next asks first, as ``put`` does.
             optimistic = self.optimistic_creates()
@@ -296,10 +296,11 @@ class GafStore(Questions):
         links: Sequence[tuple[str, str, str]] = (),
         optimistic: bool = False,
     ) -> WriteReport:
-        """Write a prepared batch in one transaction. ``optimistic``: the first attempt takes
-        every record of the batch to be new and asks only about the ids it points at outside it
-        (``optimistic_creates``); if one was stored after all, the store refuses the second node
-        and ``_write`` runs the transaction again, and every attempt after the first asks."""
+        """Write a prepared batch in one transaction. ``optimistic``: the first attempt takes the
+        records given to be new, asking only about the records they imply and the ids the batch
+        points at outside it (``optimistic_creates``); if one was stored after all, the store
+        refuses the second node and ``_write`` runs the transaction again, and every attempt after
+        the first asks."""
         batch, failed, prepared = ready
         attempts = 0
 
