@@ -225,8 +225,9 @@ class GafStore(Questions):
         after the records; each end must be stored or in the batch, or nothing is written.
         """
         self._check_writable(mode)
-        stamp = format_instant(at)
-        return self._commit(_prepare(records, mode, stamp), mode, stamp, lock=lock, guard=guard, links=links)
+        # Prepared without ``at``: nothing is planned ahead for one batch, so a batch holding stored
+        # records does not make its CREATE statements twice.
+        return self._commit(_prepare(records, mode), mode, format_instant(at), lock=lock, guard=guard, links=links)
 
     def put_batches(
         self, batches: Iterable[Iterable[Record | dict[str, Any]]], *, at: datetime, mode: Mode = "atomic"
@@ -248,13 +249,13 @@ class GafStore(Questions):
             # A batch is written without asking which of the records given are stored (``optimistic``)
             # while the batches before it were all new; once one held records already stored (a
             # file ingested again), the next asks first, as ``put`` does.
-            optimistic = self.optimistic_creates()
+            allowed = optimistic = self.optimistic_creates()
             while pending is not None:
                 ready = pending.result()
                 following = next(source, None)
                 pending = pool.submit(copy_context().run, _prepare, following, mode, stamp) if following is not None else None
                 report = self._commit(ready, mode, stamp, optimistic=optimistic)
-                optimistic = self.optimistic_creates() and not report.existing
+                optimistic = allowed and not report.existing
                 self._after_bulk_batch(len(ready[2].batch))
                 yield report
 
@@ -419,7 +420,7 @@ class _Prepared:
         #: each record's node row, but for written_at (which depends on what is new)
         self.rows: dict[str, dict[str, Any]] = {rid: _node_row(r) for rid, r in self.batch.items()}
         #: the CREATE statements for when every record of the batch is new, written at ``at``
-        #: (made here, so a bulk load makes them while the batch before is in the database)
+        #: (given by ``put_batches`` only: a bulk load makes them while the batch before is in the database)
         self.planned: tuple[str, _Statements] | None = None
         if at is not None:
             self.planned = (at, _create_statements(list(self.batch), self, at))
@@ -574,8 +575,11 @@ def _create(tx: Tx, new: list[str], prep: _Prepared, at: str | None) -> None:
     record of the batch is new (a bulk load, nearly always) the statements planned with the
     batch are run (``_Prepared.planned``, made beside the previous batch's write)."""
     planned = prep.planned
-    whole = planned is not None and planned[0] == at and len(new) == len(prep.batch)  # new is then the batch, in order
-    for cypher, rows in planned[1] if whole and planned is not None else _create_statements(new, prep, at):
+    if planned is not None and planned[0] == at and len(new) == len(prep.batch):  # new is then the batch, in order
+        statements = planned[1]
+    else:
+        statements = _create_statements(new, prep, at)
+    for cypher, rows in statements:
         tx.run(cypher, {"rows": rows})
 
 
