@@ -21,7 +21,7 @@ import ladybug
 
 from gaf.errors import InvalidQuery, ReadOnlyViolation, StoreError, StoreLocked, StoreUnavailable
 from gaf.store.base import BULK_BATCH, Compacted, GafStore, Tx, WriteReport
-from gaf.store.ladybug_compact import compact_file, discard, put_in_place, worth_compacting
+from gaf.store.ladybug_compact import compact_file, discard, put_in_place, rows_of, worth_compacting
 from gaf.store.schema import SCHEMA_VERSION, graph_schema
 
 T = TypeVar("T")
@@ -36,7 +36,7 @@ class _LadybugTx:
             result = self._conn.execute(cypher, params or {})
         except RuntimeError as exc:
             raise _refused(exc, " ".join(cypher.split())[:120]) from None
-        return _rows(result, cypher)
+        return rows_of(result, cypher)
 
 
 #: How LadybugDB begins a refusal that is the query text's fault (it did not parse, or names
@@ -53,17 +53,6 @@ def _refused(exc: RuntimeError, where: str) -> StoreError | InvalidQuery:
         return InvalidQuery(f"LadybugDB refused the query: {exc}", where=where,
                             hint="check the query's spelling against docs/queries.md")  # fmt: skip
     return StoreError(f"LadybugDB refused the query: {exc}", where=where)
-
-
-def _rows(result: ladybug.QueryResult | list[ladybug.QueryResult], cypher: str) -> list[dict[str, Any]]:
-    """The rows of one statement's result, by column name.
-
-    ``execute`` answers with a list only for a query of several statements; gaf sends one at a time.
-    """
-    if isinstance(result, list):
-        raise StoreError(f"one statement was expected, LadybugDB ran {len(result)}", where=" ".join(cypher.split())[:120])
-    names = result.get_column_names()
-    return [dict(zip(names, row, strict=True)) for row in result.get_all()]
 
 
 #: How long a reader waits out a writer's checkpoint when GAF_LOCK_WAIT does not say.
@@ -397,7 +386,7 @@ class LadybugStore(GafStore):
         """Let a relationship an older gaf declared join the label pairs a newer one adds (a reopen
         triggered by a run invalidation, schema version 6): pairs are only ever added."""
         query = f"CALL show_connection('{rel}') RETURN *"
-        present = {(row["source table name"], row["destination table name"]) for row in _rows(self._conn.execute(query), query)}
+        present = {(row["source table name"], row["destination table name"]) for row in rows_of(self._conn.execute(query), query)}
         for a, b in pairs:
             if (a, b) not in present:
                 self._conn.execute(f"ALTER TABLE `{rel}` ADD IF NOT EXISTS FROM {a} TO {b}")
@@ -405,7 +394,7 @@ class LadybugStore(GafStore):
     def _add_missing_columns(self, label: str, columns: dict[str, str]) -> None:
         """Bring a store made by an older gaf up to the current schema (columns only ever added)."""
         query = f"CALL table_info('{label}') RETURN name"
-        present = {row["name"] for row in _rows(self._conn.execute(query), query)}
+        present = {row["name"] for row in rows_of(self._conn.execute(query), query)}
         for name, kind in columns.items():
             if name not in present:
                 self._conn.execute(f"ALTER TABLE {label} ADD {name} {kind}")

@@ -40,14 +40,24 @@ AUTO_COMPACT_RATIO = 2
 AUTO_COMPACT_UNTIL = 256 << 20
 
 
-def _rows(conn: ladybug.Connection, query: str) -> list[dict[str, Any]]:
-    result = conn.execute(query)
-    assert not isinstance(result, list)  # one statement
+def rows_of(result: ladybug.QueryResult | list[ladybug.QueryResult], cypher: str) -> list[dict[str, Any]]:
+    """The rows of one statement's result, by column name, the result closed once read: now, not
+    when the collector gets to it (a result outliving its database crashes the process). Every
+    LadybugDB read of gaf's goes through here (``ladybug._LadybugTx.run`` too).
+
+    ``execute`` answers with a list only for a query of several statements; gaf sends one at a time.
+    """
+    if isinstance(result, list):
+        raise StoreError(f"one statement was expected, LadybugDB ran {len(result)}", where=" ".join(cypher.split())[:120])
     try:
         names = result.get_column_names()
         return [dict(zip(names, row, strict=True)) for row in result.get_all()]
     finally:
-        result.close()  # now, not when the collector gets to it: a result outliving its database crashes the process
+        result.close()
+
+
+def _rows(conn: ladybug.Connection, query: str) -> list[dict[str, Any]]:
+    return rows_of(conn.execute(query), query)
 
 
 def _stream(conn: ladybug.Connection, query: str) -> Iterator[list[dict[str, Any]]]:
