@@ -160,3 +160,62 @@ def test_progress_tells_a_log_nothing_for_ten_seconds_then_each_stage_every_ten_
         now[0] += 5
         tick("checked", 1)
     assert capsys.readouterr().err == ""
+
+
+def test_a_bulk_write_leaves_the_cyclic_collector_as_it_found_it_on_and_off(store, tmp_path):
+    # put_batches pauses the collector while it prepares and writes each batch (its rows are
+    # acyclic): afterwards it is on again if it was on, and still off if the caller had it off.
+    import gc
+
+    claims = payment_claims("gc", range(40))
+    assert gc.isenabled()
+    ingest(store, write_jsonl(tmp_path / "first.jsonl", claims[:20]), recorded_at=NOW, batch_size=8)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        ingest(store, write_jsonl(tmp_path / "second.jsonl", claims[20:]), recorded_at=NOW, batch_size=8)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert _stored_ids(store) == _oracle(claims)
+
+
+def test_the_collector_resumes_once_when_the_last_of_several_overlapping_pauses_ends():
+    import gc
+    import threading
+
+    from gaf.store.base import _gc_paused
+
+    entered = threading.Barrier(3)
+    leave = [threading.Event(), threading.Event()]
+
+    def bulk(n: int) -> None:
+        with _gc_paused():
+            entered.wait()
+            leave[n].wait()
+
+    threads = [threading.Thread(target=bulk, args=(n,)) for n in range(2)]
+    for t in threads:
+        t.start()
+    entered.wait()
+    assert not gc.isenabled()  # paused for every thread while any bulk block runs
+    leave[0].set()
+    threads[0].join()
+    assert not gc.isenabled()  # the first to leave does not resume it under the other
+    leave[1].set()
+    threads[1].join()
+    assert gc.isenabled()
+
+
+def test_the_driver_debug_log_of_a_bulk_write_names_row_counts_not_every_row(neo4j_store, caplog, tmp_path):
+    # The Neo4j driver spells out each statement's parameters for its debug log whether or not
+    # debug logging is on; gaf hands it rows whose spelling is their count, so a bulk write
+    # pays nothing for it and a debug log stays readable.
+    import logging
+
+    claims = payment_claims("log", range(30))
+    with caplog.at_level(logging.DEBUG, logger="neo4j"):
+        ingest(neo4j_store, write_jsonl(tmp_path / "claims.jsonl", claims), recorded_at=NOW, batch_size=50)
+    runs = [r.getMessage() for r in caplog.records if " C: RUN " in r.getMessage()]
+    assert runs and any("rows>" in line for line in runs)
+    assert not any(claims[0].id in line for line in runs)

@@ -163,6 +163,12 @@ class Proposition(Record):
 
     def subject_key(self) -> SubjectKey:
         """The key of its subject (``ABOUT``), shared by every proposition about that subject."""
+        return self._subject_key
+
+    @functools.cached_property
+    def _subject_key(self) -> SubjectKey:
+        # Kept on the proposition: a write asks for it twice (its implied record, its edge), and
+        # each ``shared`` lookup spelled its key as JSON.
         return SubjectKey.shared(subject=self.subject)
 
     def implied(self) -> list[Record]:

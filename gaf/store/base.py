@@ -14,9 +14,12 @@ update or delete. Supersession is new records pointing at old ones.
 from __future__ import annotations
 
 import abc
+import gc
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from contextvars import copy_context
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -245,7 +248,7 @@ class GafStore(Questions):
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gaf-prepare") as pool:
             first = next(source, None)
             # Each batch is prepared in a copy of the caller's context (record size limits live there).
-            pending = pool.submit(copy_context().run, _prepare, first, mode, stamp) if first is not None else None
+            pending = pool.submit(copy_context().run, _prepare_bulk, first, mode, stamp) if first is not None else None
             # A batch is written without asking which of the records given are stored (``optimistic``)
             # while the batches before it were all new; once one held records already stored (a
             # file ingested again), the next asks first, as ``put`` does.
@@ -253,8 +256,9 @@ class GafStore(Questions):
             while pending is not None:
                 ready = pending.result()
                 following = next(source, None)
-                pending = pool.submit(copy_context().run, _prepare, following, mode, stamp) if following is not None else None
-                report = self._commit(ready, mode, stamp, optimistic=optimistic)
+                pending = pool.submit(copy_context().run, _prepare_bulk, following, mode, stamp) if following is not None else None
+                with _gc_paused():
+                    report = self._commit(ready, mode, stamp, optimistic=optimistic)
                 optimistic = allowed and not report.existing
                 self._after_bulk_batch(len(ready[2].batch))
                 yield report
@@ -371,6 +375,42 @@ def _prepare(records: Iterable[Record | dict[str, Any]], mode: Mode, at: str | N
     if failed and mode == "atomic":
         raise BatchRejected([f.error for f in failed])
     return batch, failed, _Prepared(list(batch.values()), at)
+
+
+def _prepare_bulk(records: Iterable[Record | dict[str, Any]], mode: Mode, at: str) -> _Ready:
+    """``_prepare`` for ``put_batches``, the cyclic garbage collector paused (``_gc_paused``)."""
+    with _gc_paused():
+        return _prepare(records, mode, at)
+
+
+_gc_lock = threading.Lock()
+_gc_pauses = 0
+_gc_resume = False
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for the block (in every thread: it is the process's),
+    resuming it when the last such block ends if it was on when the first began.
+
+    A bulk load's batches are millions of acyclic rows, tuples and lists, freed by reference
+    counting: the collector only walks them, and every record held besides. Measured at 100k
+    records, that walk was a fifth of preparing the batches, and it holds the interpreter lock,
+    so the thread writing the batch before waited on it too. Nothing is lost: cycles made
+    meanwhile are collected once it resumes."""
+    global _gc_pauses, _gc_resume
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_resume = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_resume:
+                gc.enable()
 
 
 def _parse_items(items: Iterable[Record | dict[str, Any]]) -> tuple[dict[int, Record], list[ItemError]]:
