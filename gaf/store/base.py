@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import copy_context
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, Self, TypeVar
 
@@ -92,14 +92,7 @@ class Compacted:
     seconds: float
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "bytes_before": self.bytes_before,
-            "bytes_after": self.bytes_after,
-            "nodes": self.nodes,
-            "relationships": self.relationships,
-            "seconds": round(self.seconds, 3),
-        }
+        return {**asdict(self), "seconds": round(self.seconds, 3)}
 
 
 @dataclass(frozen=True)
