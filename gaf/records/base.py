@@ -242,12 +242,12 @@ class Record(Value):
 
     def props(self) -> dict[str, Any]:
         """The scalar fields copied onto the graph node, in their JSON spelling."""
+        # Every column, in field order (no field of a record is left out of a dump): only the
+        # doubles may need a change.
         dumped = self.model_dump(mode="json", include=self.COLUMN_NAMES)
-        if len(dumped) == len(self.COLUMNS):  # every column, in field order: only the doubles may need a change
-            for name in self.DOUBLE_COLUMNS:
-                dumped[name] = _column_value(dumped[name], "DOUBLE")
-            return dumped
-        return {name: _column_value(dumped.get(name), column) for name, column in self.COLUMNS.items()}
+        for name in self.DOUBLE_COLUMNS:
+            dumped[name] = _as_double(dumped[name])
+        return dumped
 
     def edges(self) -> list[tuple[str, str]]:
         """(relationship type, target id) for every record this one points at, sorted."""
@@ -322,9 +322,9 @@ def _column_type(annotation: Any) -> str | None:
     return None
 
 
-def _column_value(value: Any, column: str) -> Any:
-    """A field's JSON value as its column holds it: a decimal a double cannot carry, as the nearest double."""
-    if column == "DOUBLE" and isinstance(value, dict) and DECIMAL_TAG in value:
+def _as_double(value: Any) -> Any:
+    """A DOUBLE column's JSON value as the column holds it: a decimal a double cannot carry, as the nearest double."""
+    if isinstance(value, dict) and DECIMAL_TAG in value:
         return float(value[DECIMAL_TAG])
     return value
 
