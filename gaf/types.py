@@ -238,7 +238,9 @@ Unit = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^
 
 
 def _amount(value: object) -> object:
-    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+    # A decimal a double cannot carry is written tagged (``decimal_json``) and read back so, as a Scalar is.
+    value = _scalar_in(value)
+    if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
         raise ValueError(f"an amount is a number, not {value!r}")
     return to_number(value)
 

@@ -128,3 +128,17 @@ def test_a_comparison_in_a_rule_is_exact_as_pythons_decimal_says(value, bound, o
     truth = {"<": value < bound, "<=": value <= bound, ">": value > bound, ">=": value >= bound,
              "==": value == bound, "!=": value != bound}[op]  # fmt: skip
     assert (got.truth(("big", "p", None)) == Truth.TRUE) == truth
+
+
+@pytest.mark.parametrize("amount", [Decimal("25.00"), Decimal("0.1"), Decimal("123456789.123456789"), 7])
+def test_an_amount_column_holds_the_nearest_double_while_the_body_keeps_the_exact_decimal(amount):
+    # The oracle is float() of the amount written by hand, not the record's own conversion.
+    from gaf.records import Agent, Grant, parse_body
+
+    agent = Agent(key="clerk", name="clerk", agent_type="person").id
+    grant = Grant(agent=agent, action_kind="pay", max_amount=amount, granted_by=agent,
+                  granted_at=datetime(2026, 7, 1, tzinfo=timezone.utc))  # fmt: skip
+    column = grant.props()["max_amount"]
+    assert isinstance(column, (int, float)) and column == float(amount)
+    assert list(grant.props()) == list(Grant.COLUMNS)
+    assert parse_body(grant.body, grant.id).max_amount == Decimal(amount)  # exact, and read back
