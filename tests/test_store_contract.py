@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gaf.errors import BatchRejected, InvalidRecord, UnknownReference
-from gaf.records import Agent, Claim, parse_body
+from gaf.records import Agent, Claim, Record, Source, parse_body
 from gaf.store import GafStore
 from tests.conftest import NOW, small_graph
 from tests.worlds import ledger_world
@@ -141,6 +142,37 @@ def test_put_batches_over_records_partly_stored_writes_each_once_and_reports_wha
         seen |= {r.id for r in batch}
     assert held() == set(ids)
     assert store.read("MATCH (n) WITH n.id AS id, count(*) AS c WHERE c > 1 RETURN count(*) AS n")[0]["n"] == 0
+
+
+def test_put_batches_takes_records_another_write_stored_after_the_batch_was_asked_about(store, tmp_path):
+    # On Neo4j put_batches asks which ids a batch implies or points at in a read of its own, while
+    # the batch before is written. Another write can store one of them between that read and the
+    # batch's write: an implied proposition (the store refuses a second node; the batch runs again)
+    # or the source a claim points at (the write asks about what the read did not see). The oracle:
+    # the same writes, one plain ``put`` after another, in a second store.
+    agent, source, claim, _ = small_graph()
+    fields = {k: v for k, v in claim.to_json().items() if k not in ("kind", "id")}
+    twin = Claim(**{**fields, "observed_at": "2026-07-05T11:00:00Z"})
+    assert twin.id != claim.id and [p.id for p in twin.implied()] == [p.id for p in claim.implied()]
+    late = Source(key="source-late", name="A source stored while its claim was prepared")
+    pointing = Claim(**{**fields, "source": late.id})
+
+    def interleaved() -> Iterator[list[Record]]:
+        # Each batch after the first is asked about before the next one is requested: a write
+        # here comes after that question and before that batch's write.
+        yield [agent, source]
+        yield [claim]
+        store.put([twin], at=NOW)
+        yield [pointing]
+        store.put([late], at=NOW)
+
+    reports = list(store.put_batches(interleaved(), at=NOW))
+    assert [(r.written, r.existing, r.failed) for r in reports] == [([agent.id, source.id], [], []), ([claim.id], [], []), ([pointing.id], [], [])]
+    with GafStore.open(str(tmp_path / "looped")) as looped:
+        for batch in ([agent, source], [twin], [claim], [late], [pointing]):  # the order the writes committed in
+            looped.put(batch, at=NOW)
+        assert store.counts() == looped.counts() == {"agent": 1, "claim": 3, "proposition": 1, "source": 2}
+        assert all(store.stored_nodes(kind) == looped.stored_nodes(kind) for kind in store.counts())
 
 
 def test_put_batches_stops_at_a_refused_batch_and_keeps_the_batches_before_it(store):

@@ -17,7 +17,7 @@ import abc
 import gc
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import copy_context
@@ -238,23 +238,33 @@ class GafStore(Questions):
         self._check_writable(mode)
         stamp = format_instant(at)
         source = iter(batches)
+        # A batch is written without asking which of the records given are stored (``optimistic``)
+        # while the batches before it were all new; once one held records already stored (a
+        # file ingested again), the next asks first, as ``put`` does.
+        allowed = optimistic = self.optimistic_creates()
+        # Where writes are optimistic, the worker also asks which of the ids a batch implies or points
+        # at are stored, in a read of its own while the batch before is written (``_Prepared.seen``).
+        ask = self._stored_among if allowed else None
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gaf-prepare") as pool:
             first = next(source, None)
             # Each batch is prepared in a copy of the caller's context (record size limits live there).
-            pending = pool.submit(copy_context().run, _prepare_bulk, first, mode, stamp) if first is not None else None
-            # A batch is written without asking which of the records given are stored (``optimistic``)
-            # while the batches before it were all new; once one held records already stored (a
-            # file ingested again), the next asks first, as ``put`` does.
-            allowed = optimistic = self.optimistic_creates()
+            pending = pool.submit(copy_context().run, _prepare_bulk, first, mode, stamp, ask) if first is not None else None
+            before: set[str] | None = set()  # the ids the batch before stored (None: not all of them)
             while pending is not None:
                 ready = pending.result()
                 following = next(source, None)
-                pending = pool.submit(copy_context().run, _prepare_bulk, following, mode, stamp) if following is not None else None
+                pending = pool.submit(copy_context().run, _prepare_bulk, following, mode, stamp, ask) if following is not None else None
+                ready[2].add_stored_before(before)
                 with _gc_paused():
                     report = self._commit(ready, mode, stamp, optimistic=optimistic)
                 optimistic = allowed and not report.existing
+                before = None if report.failed else set(ready[2].batch)
                 self._after_bulk_batch(len(ready[2].batch))
                 yield report
+
+    def _stored_among(self, ids: Collection[str]) -> set[str]:
+        """Which of these ids are stored, asked in a read transaction of its own."""
+        return self._read(lambda tx: existing_ids(tx.run, ids))
 
     def bulk_batch(self, asked: int | None = None) -> int:
         """How many records one transaction of a bulk load holds: ``asked`` when the caller says,
@@ -370,10 +380,17 @@ def _prepare(records: Iterable[Record | dict[str, Any]], mode: Mode, at: str | N
     return batch, failed, _Prepared(list(batch.values()), at)
 
 
-def _prepare_bulk(records: Iterable[Record | dict[str, Any]], mode: Mode, at: str) -> _Ready:
-    """``_prepare`` for ``put_batches``, the cyclic garbage collector paused (``_gc_paused``)."""
+def _prepare_bulk(
+    records: Iterable[Record | dict[str, Any]], mode: Mode, at: str, ask: Callable[[Collection[str]], set[str]] | None
+) -> _Ready:
+    """``_prepare`` for ``put_batches``, the cyclic garbage collector paused (``_gc_paused``); with
+    ``ask``, the batch's ids outside what it was given asked about beforehand (``_Prepared.seen``)."""
     with _gc_paused():
-        return _prepare(records, mode, at)
+        ready = _prepare(records, mode, at)
+        if ask is not None:
+            prep = ready[2]
+            prep.seen = ask([*prep.implied, *prep.outside])
+        return ready
 
 
 _gc_lock = threading.Lock()
@@ -457,6 +474,21 @@ class _Prepared:
         self.planned: tuple[str, _Statements] | None = None
         if at is not None:
             self.planned = (at, _create_statements(list(self.batch), self, at))
+        #: the implied and outside ids a read before the write transaction found stored (``put_batches``):
+        #: still stored at the write, the store being append-only, so the write need not ask about them
+        #: again; None when not asked
+        self.seen: set[str] | None = None
+
+    def add_stored_before(self, ids: set[str] | None) -> None:
+        """Count as seen stored the ids of the batch written just before this one, as far as this
+        one implies or points at them: the worker's read may have been answered before that batch
+        committed. ``ids`` None (that batch was not written whole): forget ``seen``, the write asks."""
+        if self.seen is None:
+            return
+        if ids is None:
+            self.seen = None
+            return
+        self.seen |= ids.intersection(self.implied) | (ids & self.outside)
 
 
 def _put_in(
@@ -469,8 +501,16 @@ def _put_in(
     (a proposition two claims state, often stored by an earlier batch) and the ids the batch
     points at outside it (``GafStore._commit``'s optimistic attempt: the store refuses a stored id)."""
     report = WriteReport(failed=list(failed))
-    # One existence question answers both "which are already stored" and "which targets resolve".
-    stored = _existing_ids(tx, [*prep.implied, *prep.outside] if trust_new else [*prep.batch, *prep.outside])
+    if trust_new and prep.seen is not None:
+        # Asked beforehand (``_Prepared.seen``). An implied record stored since is refused by the
+        # store as a second node (the transaction then runs again and asks); a target not seen is
+        # asked about here, as another writer may have stored it since.
+        stored = prep.seen
+        if unseen := prep.outside - stored:
+            stored = stored | _existing_ids(tx, unseen)
+    else:
+        # One existence question answers both "which are already stored" and "which targets resolve".
+        stored = _existing_ids(tx, [*prep.implied, *prep.outside] if trust_new else [*prep.batch, *prep.outside])
     present = stored & prep.batch.keys()
     report.existing = [r.id for r in prep.given if r.id in present]
     new = [rid for rid in prep.batch if rid not in present]
