@@ -312,12 +312,19 @@ def baseline_walk(store: GafStore, source: str) -> tuple[set[str], int]:
 
 
 def dependency_walk(store: GafStore, source: str) -> set[str]:
-    """The store's dependency question alone: breadth-first through ``Questions.dependents``
-    (what impact's level-wise walk asks, one batched question per label per level), in one
-    snapshot, with none of the report's other work (statuses, support, paths)."""
-    from impact.analysis import DEPENDENCY
+    """The store's dependency question alone, as impact's walk asks it, in one snapshot, with none
+    of the report's other work (statuses, support counting, paths): ``Questions.reach`` (the whole
+    expansion in the store, its edges and the siblings of the facts it reached) where the store
+    answers it, else breadth-first through ``Questions.dependents`` (one batched question per
+    label per level)."""
+    from impact.analysis import DEPENDENCY, Limits
+
+    limits = Limits()
 
     def work(q: Any) -> set[str]:
+        reach = q.reach([source], DEPENDENCY, depth=limits.depth, cap=limits.count + 1)
+        if reach is not None:
+            return {source} | {d for _, d, _ in reach.edges}
         seen = {source}
         frontier = [source]
         while frontier:
@@ -425,7 +432,8 @@ def show(result: dict[str, Any]) -> None:
     out.print(table)
     out.print("base = one query per record reached (Python BFS through the same store); ×p50 = base p50 ÷ gaf p50; "
               "×total = base total ÷ gaf total; question = the store's dependency question alone "
-              "(Questions.dependents, level by level, one snapshot), without the report's other work")
+              "(Questions.reach where the store answers it, else Questions.dependents level by level; one snapshot), "
+              "without the report's other work")
 
 
 def _question_cells(s: dict[str, Any]) -> list[str]:

@@ -248,7 +248,7 @@ def _expand_at_once(q: Questions, triggers: dict[str, Reason], limits: Limits) -
             return None
         frontier = out.level(row for target in frontier for row in by_target.get(target, ()))
     out.found = found
-    out.siblings = {fact: sorted(js) for fact, js in siblings.items()}
+    out.siblings = None if siblings is None else {fact: sorted(js) for fact, js in siblings.items()}
     return out
 
 
