@@ -314,8 +314,8 @@ def baseline_walk(store: GafStore, source: str) -> tuple[set[str], int]:
 def dependency_walk(store: GafStore, source: str) -> set[str]:
     """The store's dependency question alone, as impact's walk asks it, in one snapshot, with none
     of the report's other work (statuses, support counting, paths): ``Questions.reach`` (the whole
-    expansion in the store, its edges and the siblings of the facts it reached) where the store
-    answers it, else breadth-first through ``Questions.dependents`` (one batched question per
+    expansion in the store and its edges; on Neo4j also the siblings of the facts it reached) where
+    the store answers it, else breadth-first through ``Questions.dependents`` (one batched question per
     label per level)."""
     from impact.analysis import DEPENDENCY, Limits
 

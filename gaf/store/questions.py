@@ -555,7 +555,12 @@ class Questions(abc.ABC):
         reached are left to ``fact_siblings`` (None): asked in the same pattern, LadybugDB joins
         them by scanning. None, for the caller to walk level by level, where the answer could be
         cut: ``cap`` rows came back, or the deepest dependent sits at the most hops LadybugDB
-        expands (``LADYBUG_MAX_HOPS``) and ``depth`` asks for more."""
+        expands (``LADYBUG_MAX_HOPS``) and ``depth`` asks for more. None too for more than one
+        start record: each statement would expand again what they share (a run's claims feeding
+        one GAF: 0.08 s against 0.04 s level by level at 16 claims, 7.8 s against 0.05 s at 1,000),
+        where the level-wise walk asks about each record once."""
+        if len(set(ids)) > 1:
+            return None
         bound = min(depth, LADYBUG_MAX_HOPS)
         alternation = "|".join(sorted(set(rels)))
         out = Reach(siblings=False)
