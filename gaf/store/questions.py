@@ -536,8 +536,7 @@ class Questions(abc.ABC):
         if self.dialect == "ladybug":
             return self._reach_ladybug(ids, rels, depth=depth, cap=cap)
         siblings: dict[str, set[str]] = defaultdict(set)
-        out = Reach()
-        out.siblings = siblings
+        out = Reach(siblings)
         alternation = "|".join(sorted(set(rels)))
         for label, group in _by_label(ids).items():
             cypher = _REACH.format(label=label, rels=alternation, depth=depth)
@@ -549,7 +548,7 @@ class Questions(abc.ABC):
         return out
 
     def _reach_ladybug(self, ids: Iterable[str], rels: Iterable[str], *, depth: int, cap: int) -> Reach | None:
-        """``reach`` on LadybugDB: per start record (its primary key serves one id at a time), one
+        """``reach`` on LadybugDB, for one start record (its primary key serves one id at a time): one
         statement expands inside the store to each dependent once (a shortest path to it) and
         returns the dependency edges leaving it, with its distance. The siblings of the facts
         reached are left to ``fact_siblings`` (None): asked in the same pattern, LadybugDB joins
@@ -559,23 +558,24 @@ class Questions(abc.ABC):
         start record: each statement would expand again what they share (a run's claims feeding
         one GAF: 0.08 s against 0.04 s level by level at 16 claims, 7.8 s against 0.05 s at 1,000),
         where the level-wise walk asks about each record once."""
-        if len(set(ids)) > 1:
+        wanted = set(ids)
+        out = Reach(siblings=None)
+        if len(wanted) > 1:
             return None
+        if not wanted:
+            return out
+        (rid,) = wanted
         bound = min(depth, LADYBUG_MAX_HOPS)
-        alternation = "|".join(sorted(set(rels)))
-        out = Reach(siblings=False)
-        for label, group in _by_label(ids).items():
-            # The cap is written into the statement like the depth: a whole number gaf computes, never
-            # a record's value. LadybugDB runs ``LIMIT $cap`` twice as slowly (10 ms against 4.5 ms
-            # for a source of the impact benchmark's 1M-node graph), as it does no LIMIT at all.
-            question = _REACH_EDGES.format(label=label, rels=alternation, depth=bound, cap=int(cap))
-            for rid in group:
-                rows = self._rows(question, {"id": rid})
-                if len(rows) >= cap or (bound < depth and max((row["hops"] for row in rows), default=0) >= bound):
-                    return None
-                if rows or self._rows(_EXISTS[label], {"id": rid}):
-                    out.found.add(rid)
-                out.edges.update((row["t"], row["d"], row["r"]) for row in rows)
+        # The cap is written into the statement like the depth: a whole number gaf computes, never
+        # a record's value. LadybugDB runs ``LIMIT $cap`` twice as slowly (10 ms against 4.5 ms
+        # for a source of the impact benchmark's 1M-node graph), as it does no LIMIT at all.
+        question = _REACH_EDGES.format(label=label_of(kind_of(rid)), rels="|".join(sorted(set(rels))), depth=bound, cap=int(cap))
+        rows = self._rows(question, {"id": rid})
+        if len(rows) >= cap or (bound < depth and max((row["hops"] for row in rows), default=0) >= bound):
+            return None
+        if rows or self.has(rid):
+            out.found.add(rid)
+        out.edges.update((row["t"], row["d"], row["r"]) for row in rows)
         return out
 
     def fact_siblings(self, fact_ids: Sequence[str], as_of: datetime | None = None) -> dict[str, list[str]]:
@@ -648,11 +648,11 @@ class Reach:
     (target, dependent, relationship) leaving what was reached, and each reached fact's
     siblings' justifications (None where the store leaves them to ``fact_siblings``)."""
 
-    def __init__(self, *, siblings: bool = True) -> None:
+    def __init__(self, siblings: dict[str, set[str]] | None) -> None:
         self.found: set[str] = set()
         self.edges: set[tuple[str, str, str]] = set()
         #: None: not read with the expansion (the caller asks ``fact_siblings``)
-        self.siblings: dict[str, set[str]] | None = defaultdict(set) if siblings else None
+        self.siblings = siblings
 
 
 class Snapshot(Questions):
@@ -1023,7 +1023,6 @@ _REACH_EDGES = (
     "HINT ((x JOIN r) JOIN y) JOIN (t JOIN e) "
     "RETURN y.id AS t, x.id AS d, label(r) AS r, length(e) AS hops LIMIT {cap}"
 )
-_EXISTS = {label: f"MATCH (n:{label} {{id: $id}}) RETURN n.id AS id" for label in _LABELS}
 
 # The same as (k, v) rows, for one fact and for a list (LadybugDB: ``_keyed``).
 _SIBLINGS_KEYED = (
