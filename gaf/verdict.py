@@ -236,8 +236,15 @@ class Judgement:
         return "\n".join(lines)
 
 
-def judge(rules: VerdictRules, facts: FactBase, *, subject: str) -> Judgement:
-    """Judge one subject against the facts of a GAF under a versioned rule set."""
+#: Weighings already made, by (rules id, the rules active): ``judge``'s ``scores``.
+Scores = dict[tuple[str, frozenset[str]], tuple[float, dict[str, float]]]
+
+
+def judge(rules: VerdictRules, facts: FactBase, *, subject: str, scores: Scores | None = None) -> Judgement:
+    """Judge one subject against the facts of a GAF under a versioned rule set. A caller
+    judging many subjects under the same rules passes one ``scores`` to all of them: a
+    weighing is a pure function of the rules (by id: a content hash) and the rules active,
+    so each is made once."""
     activation: dict[str, tuple[Truth, list[str], list[str]]] = {}
     for r in sorted(rules.rules, key=lambda r: r.name):
         truth, used, unknown = holds(r.condition, facts, {"?subject": subject, **rule_params(r)})
@@ -249,8 +256,9 @@ def judge(rules: VerdictRules, facts: FactBase, *, subject: str) -> Judgement:
             f"{len(unknown)} rules have unknown activation; at most {MAX_UNKNOWN} can be weighed exhaustively",
             hint="settle some premises first",
         )
-    point, acc = _score(rules, known)
-    values = [_score(rules, known | set(chosen))[0] for k in range(len(unknown) + 1) for chosen in itertools.combinations(unknown, k)]
+    weigh = _score if scores is None else _kept_score(scores)
+    point, acc = weigh(rules, known)
+    values = [weigh(rules, known | set(chosen))[0] for k in range(len(unknown) + 1) for chosen in itertools.combinations(unknown, k)]
     low, high = min(values), max(values)
     label = _label(rules.bands, rules.default_label, low, high)
     traces = []
@@ -278,6 +286,16 @@ def _attacks(rules: VerdictRules) -> dict[str, list[str]]:
     for d in rules.defeats:
         out.setdefault(d.attacked, []).append(d.attacker)
     return out
+
+
+def _kept_score(scores: Scores) -> Callable[[VerdictRules, set[str]], tuple[float, dict[str, float]]]:
+    def weigh(rules: VerdictRules, active: set[str]) -> tuple[float, dict[str, float]]:
+        key = (rules.id, frozenset(active))
+        if key not in scores:
+            scores[key] = _score(rules, active)
+        return scores[key]
+
+    return weigh
 
 
 def _score(rules: VerdictRules, active: set[str]) -> tuple[float, dict[str, float]]:

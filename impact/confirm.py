@@ -51,7 +51,7 @@ from gaf.records import GAF, Claim, Closure, Cone, Derivation, Evaluation, Proje
 from gaf.store import Questions
 from gaf.store.schema import CONES_RECORDED
 from gaf.types import Progress, format_instant, no_progress
-from gaf.verdict import Judgement, judge
+from gaf.verdict import Judgement, Scores, judge
 
 Outcome = Literal["verdict_changed", "basis_changed", "needs_review", "unaffected", "not_confirmed"]
 
@@ -257,6 +257,7 @@ def confirm(
     done = 0
     progress(CONFIRMING, done, out.reached)
     read = _Read.of(store, [c for key in _within(groups, count) for c in groups[key]], review)
+    scores: Scores = {}  # every closure's weighings, made once (gaf.verdict.judge)
     for key in sorted(groups):
         group = sorted(groups[key], key=lambda c: c.id)
         over = _over(out.recomputed + len(group), count, seconds, clock() - started)
@@ -278,7 +279,7 @@ def confirm(
             if key not in bases:
                 gaf = read.gafs[closure.gaf]
                 bases[key] = _basis(gaf, read.rules[closure.rules], read.reviews[gaf.id], before, after, sources)
-            impact = _recompute(closure, read.verdicts.get(closure.id), policy, before, after, bases[key])
+            impact = _recompute(closure, read.verdicts.get(closure.id), policy, before, after, bases[key], scores)
             out.recomputed += 1
             done += 1
             progress(CONFIRMING, done, out.reached)
@@ -388,15 +389,17 @@ def _basis(
     )
 
 
-def _recompute(closure: Closure, stored: Verdict | None, policy: Projection, before: Evaluated, after: Evaluated, b: _Basis) -> ClosureImpact:
+def _recompute(
+    closure: Closure, stored: Verdict | None, policy: Projection, before: Evaluated, after: Evaluated, b: _Basis, scores: Scores,
+) -> ClosureImpact:  # fmt: skip
     rules = b.rules
-    base = _judge(rules, policy, before, b.accepted_before, closure.subject)
-    now = _judge(rules, policy, after, b.accepted_after, closure.subject)
+    base = _judge(rules, policy, before, b.accepted_before, closure.subject, scores)
+    now = _judge(rules, policy, after, b.accepted_after, closure.subject, scores)
     impact = ClosureImpact(closure.id, closure.subject, "unaffected", _judged(stored if stored is not None else base), _judged(now))
     impact.rules_moved = sorted(r.name for r, was in zip(now.rules, base.rules, strict=True) if r.activation != was.activation)
     impact.facts, impact.gained, impact.resettled = b.facts, b.gained, b.resettled
     impact.awaiting_review = sorted(text(c.proposition) for c in b.waiting)
-    if b.waiting and _key(_judge(rules, policy, after, b.accepted_after + b.waiting, closure.subject)) != _key(now):
+    if b.waiting and _key(_judge(rules, policy, after, b.accepted_after + b.waiting, closure.subject, scores)) != _key(now):
         impact.outcome = "needs_review"
     elif _key(now) != _key(base):
         impact.outcome = "verdict_changed"
@@ -425,12 +428,14 @@ def _at(at: datetime | None) -> str:
     return format_instant(at) if at is not None else "…"
 
 
-def _judge(rules: VerdictRules, policy: Projection, evaluated: Evaluated, accepted: list[Candidate], subject: str) -> Judgement:
-    """The verdict on a GAF of these accepted candidates (as ``close`` judges a stored GAF)."""
+def _judge(rules: VerdictRules, policy: Projection, evaluated: Evaluated, accepted: list[Candidate], subject: str,
+           scores: Scores) -> Judgement:  # fmt: skip
+    """The verdict on a GAF of these accepted candidates (as ``close`` judges a stored GAF);
+    ``scores``, the weighings one confirmation has made (``gaf.verdict.judge``)."""
     entries = [Entry(ground_of(c.proposition), Truth.TRUE, c.fact.id) for c in accepted]
     entries += [Entry(ground_of(p), Truth.UNKNOWN, p.id) for p in evaluated.unresolved]
     entries += [Entry(ground_of(p), Truth.FALSE, p.id) for p in evaluated.rejected]
-    return judge(rules, PolicyFacts(policy, entries, evaluated.as_of), subject=subject)
+    return judge(rules, PolicyFacts(policy, entries, evaluated.as_of), subject=subject, scores=scores)
 
 
 def _fact_changes(

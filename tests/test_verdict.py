@@ -13,8 +13,10 @@ from pydantic import ValidationError
 from gaf.derive import Entry, Truth
 from gaf.projection import PolicyFacts
 from gaf.records import Projection, VerdictRules
-from gaf.verdict import UNDETERMINED, _fixed_point, h_categoriser, judge, verdict_of
+from gaf.projection import evaluate_over
+from gaf.verdict import UNDETERMINED, Scores, _fixed_point, h_categoriser, judge, verdict_of
 from tests.conftest import NOW
+from tests.worlds import world
 
 # ---------------------------------------------------------------------- h_categoriser
 
@@ -219,3 +221,17 @@ def test_the_array_iteration_for_large_graphs_agrees_with_the_exact_one(monkeypa
     monkeypatch.setattr(engine, "VECTOR_THRESHOLD", 10)
     vectorised = h_categoriser(weights, attacks)
     assert max(abs(exact[a] - vectorised[a]) for a in weights) < 1e-11
+
+
+@given(st.lists(world(), min_size=1, max_size=4))
+def test_judging_with_shared_weighings_gives_what_judging_afresh_gives(worlds):
+    """``judge(scores=…)``, as a confirmation judges many closures, against ``judge`` alone: one
+    memo across worlds with different rule sets (keyed by the rules' id) and a second pass
+    answered from it give every judgement field for field."""
+    scores: Scores = {}
+    for _ in range(2):
+        for w in worlds:
+            facts = evaluate_over(w.policy, w.claims, as_of=w.closure.as_of).fact_base()
+            kept = judge(w.rules, facts, subject=w.closure.subject, scores=scores)
+            assert kept == judge(w.rules, facts, subject=w.closure.subject)
+    assert {rules_id for rules_id, _ in scores} <= {w.rules.id for w in worlds}

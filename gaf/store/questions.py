@@ -454,7 +454,9 @@ class Questions(abc.ABC):
                 rows += self._rows_by_id(_CONE_KEYED[rel], "SubjectKey", keys, params)
             elif subjects:
                 rows += self._rows(_CONE_EXACT[rel], {"subjects": sorted(subjects), **params})
-            if prefixes and keyed:
+            if prefixes and keyed and self.dialect == "ladybug":
+                rows += self._rows(_CONE_PREFIXES_KEYED[rel], {"prefixes": sorted(set(prefixes)), **params})
+            elif prefixes and keyed:
                 for prefix in sorted(set(prefixes)):
                     rows += self._rows(_CONE_PREFIX_KEYED[rel], {"prefix": prefix, **params})
             elif prefixes:
@@ -929,6 +931,15 @@ _CONE_KEYED = {
 # reached from those that match (fed by an UNWIND, LadybugDB joins every proposition instead).
 _CONE_PREFIX_KEYED = {
     rel: "MATCH (k:SubjectKey) WHERE k.subject STARTS WITH $prefix "
+    "MATCH (k)<-[:ABOUT]-(p:Proposition) WHERE p.predicate IN $predicates "
+    f"MATCH (c:Claim)-[:{rel}]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
+    for rel in ("ASSERTS", "DENIES")
+}
+# The same for every prefix at once, on LadybugDB: it has no index on the keys' subjects, so each
+# prefix's statement scanned every key; one scan tests each key against the prefixes (the 500-closure
+# impact world's 125 prefixes: 0.08 s a statement each -> 0.02 s for all).
+_CONE_PREFIXES_KEYED = {
+    rel: "MATCH (k:SubjectKey) WHERE any(x IN $prefixes WHERE starts_with(k.subject, x)) "
     "MATCH (k)<-[:ABOUT]-(p:Proposition) WHERE p.predicate IN $predicates "
     f"MATCH (c:Claim)-[:{rel}]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
     for rel in ("ASSERTS", "DENIES")
