@@ -14,7 +14,13 @@ Two measurements, each into a fresh embedded store:
   records and relationships copied, seconds) and the bytes per record of each.
 
 For each store LadybugDB's own account of its pages (``CALL disk_size_info()``: node tables,
-primary-key index, relationship tables, free pages) is recorded beside the size.
+primary-key index, relationship tables, free pages) is recorded beside the size, and for the
+rent story the rows of each node table (the keys its primary-key indexes hold).
+
+A third measurement, ``--keys``, is LadybugDB's alone, without gaf: one node table holding N
+primary keys shaped like gaf's ids (a kind, a colon, 64 hex digits), and the same with INT64
+keys — what the index costs on disk for N keys in one table, the least any schema holding
+those keys in that engine could pay.
 """
 
 from __future__ import annotations
@@ -54,6 +60,50 @@ def pages(store: Path) -> dict[str, int]:
         database.close()
 
 
+def rows_by_table(store: Path) -> dict[str, int]:
+    """The rows of each node table that holds any: the keys its primary-key index holds."""
+    import ladybug
+
+    database = ladybug.Database(str(store), read_only=True)
+    try:
+        conn = ladybug.Connection(database)
+        tables = conn.execute("CALL show_tables() WHERE type = 'NODE' RETURN name")
+        assert not isinstance(tables, list)
+        out = {}
+        for (name,) in sorted(tables.get_all()):
+            count = conn.execute(f"MATCH (n:{name}) RETURN count(n)")
+            assert not isinstance(count, list)
+            rows = int(count.get_all()[0][0])
+            if rows:
+                out[str(name)] = rows
+        return out
+    finally:
+        database.close()
+
+
+def key_index(folder: Path, keys: int, key_type: str) -> dict[str, Any]:
+    """One LadybugDB node table holding ``keys`` primary keys (no other column), checkpointed: the
+    file's bytes and its index's, by LadybugDB's own account."""
+    import hashlib
+
+    import ladybug
+
+    store = folder / f"keys-{key_type}-{keys}.lbug"
+    database = ladybug.Database(str(store))
+    try:
+        conn = ladybug.Connection(database)
+        conn.execute(f"CREATE NODE TABLE K(id {key_type}, PRIMARY KEY(id))")
+        ids: list[Any] = (
+            [f"claim:{hashlib.sha256(str(n).encode()).hexdigest()}" for n in range(keys)] if key_type == "STRING" else list(range(keys))
+        )
+        conn.execute("UNWIND $ids AS i CREATE (:K {id: i})", {"ids": ids})
+        conn.execute("CHECKPOINT")
+    finally:
+        database.close()
+    p = pages(store)
+    return {"keys": keys, "type": key_type, "bytes": store.stat().st_size, "index_bytes": p.get("index", 0), "pages": p}
+
+
 def _gaf(args: list[str], store: Path, code: Path = ROOT) -> dict[str, Any]:
     env = {**os.environ, "GAF_STORE": str(store), "PYTHONPATH": str(code), "PYTHONFAULTHANDLER": "1"}
     done = subprocess.run([sys.executable, "-m", "gaf", *args, "--json"], cwd=code, env=env, capture_output=True, text=True, timeout=3600)
@@ -71,7 +121,7 @@ def rent_story(folder: Path, code: Path, label: str) -> dict[str, Any]:
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"the rent story failed with {label}: {done.stderr[-2000:]}")
-    return {"gaf": label, "bytes": store.stat().st_size, "seconds": round(seconds, 1), "pages": pages(store)}
+    return {"gaf": label, "bytes": store.stat().st_size, "seconds": round(seconds, 1), "pages": pages(store), "rows": rows_by_table(store)}
 
 
 def ledger(folder: Path, claims: int, sessions: int) -> dict[str, Any]:
@@ -121,6 +171,19 @@ def show(result: dict[str, Any]) -> None:
         table.add_row(f"{row['claims']:,}", str(row["sessions"]), f"{c['nodes']:,}", f"{row['bytes'] / mib:.1f}", f"{row['bytes_per_record']:,}",
                       f"{c['bytes_after'] / mib:.1f}", f"{row['compacted_bytes_per_record']:,}", str(c["seconds"]))  # fmt: skip
     console.print(table)
+    if result.get("keys"):
+        index = Table(title="LadybugDB alone: one node table of N primary keys, checkpointed")
+        for column in ("keys", "key type", "file KiB", "index KiB", "index B/key"):
+            index.add_column(column, justify="right")
+        for row in result["keys"]:
+            index.add_row(f"{row['keys']:,}", row["type"], f"{row['bytes'] / 1024:,.0f}", f"{row['index_bytes'] / 1024:,.0f}",
+                          f"{row['index_bytes'] / row['keys']:,.0f}")  # fmt: skip
+        console.print(index)
+    for run in result["rent"]:
+        if run.get("rows"):
+            rows = run["rows"]
+            console.print(f"{run['gaf']}: {sum(rows.values()):,} keys in {len(rows)} node tables "
+                          f"(most: {', '.join(f'{t} {n}' for t, n in sorted(rows.items(), key=lambda kv: -kv[1])[:5])})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000,10000", help="claims in each ledger, comma-separated")
     parser.add_argument("--sessions", type=int, default=10, help="gaf ingest runs each ledger is split into")
     parser.add_argument("--baseline", help="a git revision to run the rent story with too, in the same run")
+    parser.add_argument("--keys", default="10,100,256,1000,3000", help="primary keys in one LadybugDB table, comma-separated ('' skips it)")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--report", type=Path, help="print results saved by --json, run nothing")
     args = parser.parse_args(argv)
@@ -139,10 +203,11 @@ def main(argv: list[str] | None = None) -> int:
         rent = [rent_story(folder, ROOT, "this gaf")]
         if args.baseline:
             rent.append(rent_story(folder, export_revision(args.baseline, folder), f"gaf at {args.baseline}"))
-        ledgers = [ledger(folder, int(n), args.sessions) for n in args.sizes.split(",")]
+        ledgers = [ledger(folder, int(n), args.sessions) for n in args.sizes.split(",") if n]
+        keys = [key_index(folder, int(n), t) for t in ("STRING", "INT64") for n in args.keys.split(",") if n]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     result = {"when": datetime.now(timezone.utc).isoformat(timespec="seconds"), "commit": commit, "machine": platform.node(),
-              "load": os.getloadavg(), "rent": rent, "ledgers": ledgers}  # fmt: skip
+              "load": os.getloadavg(), "rent": rent, "ledgers": ledgers, "keys": keys}  # fmt: skip
     show(result)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

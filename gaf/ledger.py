@@ -29,7 +29,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, TextIO, TypeVar
 
-import numpy
 import yaml
 
 from gaf.canonical import ID_PATTERN
@@ -1028,6 +1027,8 @@ class _Brought:
         at a time, so the lookup adds a megabyte or two whatever the input's length)."""
         if not ids or not self._prints:
             return {}
+        import numpy  # here, not at the top: every gaf command imports this module, few read a file this way
+
         asked = numpy.array(sorted({_fingerprint(i) for i in ids}), dtype=numpy.uint64)
         named = {_fingerprint(i): i for i in ids}
         prints = numpy.frombuffer(self._prints, dtype=numpy.uint64)

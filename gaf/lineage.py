@@ -31,7 +31,6 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import attr
-from openlineage.client.generated import base as ol
 
 from gaf.canonical import SAFE_INT
 from gaf.errors import InvalidEvent, OverLimit, UnknownEventType, UnknownReference
@@ -47,10 +46,6 @@ __all__ = ["FACETS", "InvalidEvent", "RestingOnRun", "UnknownEventType", "event_
 
 #: Longest key gaf takes (gaf.types.Key); a longer name keeps its head and a digest of the whole.
 KEY_CHARS = 512
-
-#: The run states the spec names (openlineage-python's EventType).
-EVENT_TYPES = tuple(t.value for t in ol.EventType)
-
 
 def key_of(prefix: str, name: str) -> str:
     """``prefix:name`` as a gaf key: whitespace at either end is percent-escaped and a key over
@@ -153,7 +148,12 @@ def _datasets(event: dict[str, Any], side: str, cls: type, where: str) -> list[A
 
 
 def _validate(event: dict[str, Any], where: str) -> str:
-    """The event's kind (run, job or dataset), once openlineage-python's classes accept it."""
+    """The event's kind (run, job or dataset), once openlineage-python's classes accept it
+    (imported here: every gaf command imports this module, few read OpenLineage events, and
+    the package takes a quarter of a second and 25 MB to import)."""
+    from openlineage.client.generated import base as ol
+
+    event_types = tuple(t.value for t in ol.EventType)  # the run states the spec names
     if "run" in event:
         kind = "run"
     elif "job" in event:
@@ -163,9 +163,9 @@ def _validate(event: dict[str, Any], where: str) -> str:
     else:
         raise UnknownEventType("not a RunEvent, JobEvent or DatasetEvent (no run, job or dataset)", where=where,
                                hint="an OpenLineage event names its run, job or dataset")  # fmt: skip
-    if kind == "run" and event.get("eventType") is not None and event["eventType"] not in EVENT_TYPES:
+    if kind == "run" and event.get("eventType") is not None and event["eventType"] not in event_types:
         raise UnknownEventType(f"unknown eventType {event['eventType']!r}", where=f"{where}.eventType",
-                               hint=f"one of {', '.join(EVENT_TYPES)}")  # fmt: skip
+                               hint=f"one of {', '.join(event_types)}")  # fmt: skip
     if kind == "dataset":
         _build(ol.DatasetEvent, event, where, dataset=_build(ol.Dataset, event["dataset"], f"{where}.dataset"))
         return kind

@@ -21,13 +21,14 @@ import html
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-
-from grandalf.graphs import Edge, Graph, Vertex
-from grandalf.layouts import SugiyamaLayout
+from typing import TYPE_CHECKING
 
 from gaf.canonical import kind_of
 from gaf.labels import short
 from impact.analysis import ImpactReport
+
+if TYPE_CHECKING:
+    from grandalf.graphs import Vertex
 
 #: A kind with more records than this is drawn as counts, one box per status and layer.
 PER_KIND = 12
@@ -175,6 +176,10 @@ class _View:
 def _lay_out(boxes: list[Box], lines: list[Line]) -> tuple[float, float]:
     """Place every box and route every line; each connected part laid out by grandalf's
     Sugiyama layout, the parts stacked top to bottom. Returns the picture's size."""
+    # grandalf imported here, not at the top: it loads numpy, and every gaf command imports this module
+    from grandalf.graphs import Edge, Graph, Vertex
+    from grandalf.layouts import SugiyamaLayout
+
     vertices = {b.key: Vertex(b.key) for b in boxes}
     for v in vertices.values():
         v.view = _View()
