@@ -21,6 +21,11 @@ A third measurement, ``--keys``, is LadybugDB's alone, without gaf: one node tab
 primary keys shaped like gaf's ids (a kind, a colon, 64 hex digits), and the same with INT64
 keys — what the index costs on disk for N keys in one table, the least any schema holding
 those keys in that engine could pay.
+
+A fourth, ``--tables``: what opening a store costs in memory, each in a fresh process (RSS
+before and after, and LadybugDB's own count of its buffer pool, ``CALL bm_info()``): gaf's empty
+store opened read-only, and LadybugDB alone with N empty node tables, its pool capped at 128 MiB
+as a bulk load caps it.
 """
 
 from __future__ import annotations
@@ -104,6 +109,52 @@ def key_index(folder: Path, keys: int, key_type: str) -> dict[str, Any]:
     return {"keys": keys, "type": key_type, "bytes": store.stat().st_size, "index_bytes": p.get("index", 0), "pages": p}
 
 
+_MAKE = """
+import sys
+what, path, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if what == "gaf":
+    from gaf.store.ladybug import LadybugStore
+    LadybugStore(path, cache_mb=128).close()
+else:
+    import ladybug
+    database = ladybug.Database(path, buffer_pool_size=128 * 2**20)
+    conn = ladybug.Connection(database)
+    for n in range(count):
+        conn.execute(f"CREATE NODE TABLE T{n}(id STRING, PRIMARY KEY(id))")
+    conn.execute("CHECKPOINT")
+    database.close()
+"""
+
+_OPEN = """
+import json, sys
+import ladybug
+def rss():
+    return int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) * 1024
+before = rss()
+database = ladybug.Database(sys.argv[1], read_only=True, buffer_pool_size=128 * 2**20)
+conn = ladybug.Connection(database)
+after = rss()
+tables = conn.execute("CALL show_tables() WHERE type = 'NODE' RETURN count(*)").get_all()[0][0]
+pool = conn.execute("CALL bm_info() RETURN *").get_all()[0][1]
+print(json.dumps({"node_tables": tables, "rss_before": before, "rss_after": after, "pool_bytes": pool}))
+"""
+
+
+def open_cost(folder: Path, what: str, tables: int = 0) -> dict[str, Any]:
+    """RSS a fresh process gains opening a store read-only (pool capped at 128 MiB): gaf's empty
+    store (``what="gaf"``, declared by gaf in a process before), or LadybugDB alone with
+    ``tables`` empty node tables."""
+    path = folder / f"open-{what}-{tables}.lbug"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-c", _MAKE, what, str(path), str(tables)], cwd=ROOT, env=env, check=True, timeout=600)
+    done = subprocess.run([sys.executable, "-c", _OPEN, str(path)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"opening {what} failed: {done.stderr[-2000:]}")
+    row = {"store": what, **json.loads(done.stdout.strip().splitlines()[-1])}
+    row["rss_gained"] = row["rss_after"] - row["rss_before"]
+    return row
+
+
 def _gaf(args: list[str], store: Path, code: Path = ROOT) -> dict[str, Any]:
     env = {**os.environ, "GAF_STORE": str(store), "PYTHONPATH": str(code), "PYTHONFAULTHANDLER": "1"}
     done = subprocess.run([sys.executable, "-m", "gaf", *args, "--json"], cwd=code, env=env, capture_output=True, text=True, timeout=3600)
@@ -179,6 +230,14 @@ def show(result: dict[str, Any]) -> None:
             index.add_row(f"{row['keys']:,}", row["type"], f"{row['bytes'] / 1024:,.0f}", f"{row['index_bytes'] / 1024:,.0f}",
                           f"{row['index_bytes'] / row['keys']:,.0f}")  # fmt: skip
         console.print(index)
+    if result.get("open"):
+        opened = Table(title="opening a store read-only, in a fresh process (pool capped at 128 MiB)")
+        for column in ("store", "node tables", "RSS gained MB", "in the pool MiB", "MB a node table"):
+            opened.add_column(column, justify="right")
+        for row in result["open"]:
+            per = f"{row['rss_gained'] / row['node_tables'] / 1e6:.1f}" if row["node_tables"] else "–"
+            opened.add_row(row["store"], str(row["node_tables"]), f"{row['rss_gained'] / 1e6:.0f}", f"{row['pool_bytes'] / 2**20:.0f}", per)
+        console.print(opened)
     for run in result["rent"]:
         if run.get("rows"):
             rows = run["rows"]
@@ -192,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=10, help="gaf ingest runs each ledger is split into")
     parser.add_argument("--baseline", help="a git revision to run the rent story with too, in the same run")
     parser.add_argument("--keys", default="10,100,256,1000,3000", help="primary keys in one LadybugDB table, comma-separated ('' skips it)")
+    parser.add_argument("--tables", default="1,10,34", help="empty node tables LadybugDB alone opens, comma-separated ('' skips it)")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--report", type=Path, help="print results saved by --json, run nothing")
     args = parser.parse_args(argv)
@@ -205,9 +265,10 @@ def main(argv: list[str] | None = None) -> int:
             rent.append(rent_story(folder, export_revision(args.baseline, folder), f"gaf at {args.baseline}"))
         ledgers = [ledger(folder, int(n), args.sessions) for n in args.sizes.split(",") if n]
         keys = [key_index(folder, int(n), t) for t in ("STRING", "INT64") for n in args.keys.split(",") if n]
+        opened = [open_cost(folder, "gaf"), *(open_cost(folder, "ladybug", int(n)) for n in args.tables.split(",") if n)]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     result = {"when": datetime.now(timezone.utc).isoformat(timespec="seconds"), "commit": commit, "machine": platform.node(),
-              "load": os.getloadavg(), "rent": rent, "ledgers": ledgers, "keys": keys}  # fmt: skip
+              "load": os.getloadavg(), "rent": rent, "ledgers": ledgers, "keys": keys, "open": opened}  # fmt: skip
     show(result)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
