@@ -7,6 +7,7 @@ through the copying code — compared with the same reads after it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -24,6 +25,7 @@ from gaf.closure import replay
 from gaf.errors import ReadOnlyViolation
 from gaf.ledger import ingest
 from gaf.store.ladybug import LadybugStore
+from gaf.store.schema import graph_schema
 from gaf.verify import verify
 from tests.conftest import RENT
 from tests.impact_truth import materialise
@@ -180,3 +182,47 @@ def test_compacting_by_copy_in_many_chunks_keeps_everything(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert int(done.stdout) == len(held["nodes"])
     assert _read_back(path) == held
+
+
+def _key_indexed(path: Path) -> set[str]:
+    """The node tables whose primary keys LadybugDB keeps a hash index for, by its own account
+    of the file's pages (an index's pages are named ``<table>._PK:…``)."""
+    import ladybug
+
+    database = ladybug.Database(str(path), read_only=True)
+    try:
+        result = ladybug.Connection(database).execute("CALL disk_size_info() RETURN category, name")
+        assert not isinstance(result, list)
+        return {str(name).split(".", 1)[0] for category, name in result.get_all() if category == "index"}
+    finally:
+        database.close()
+
+
+def test_kinds_a_store_holds_few_of_keep_no_key_index_and_compacting_an_older_store_drops_theirs(tmp_path, monkeypatch):
+    # A store as gaf declared it before Record.FEW: every kind's table with a key index.
+    import gaf.store.ladybug as embedded
+
+    declared = graph_schema()
+    assert {"Source", "Agent", "Projection"} <= declared.few and "Claim" not in declared.few
+    monkeypatch.setattr(embedded, "graph_schema", lambda: dataclasses.replace(declared, few=frozenset()))
+    path = tmp_path / "rent.lbug"
+    for file in ("claims.yaml", "authority.yaml"):
+        assert runner.invoke(app, ["ingest", str(RENT / file), "--store", str(path), "--at", "2026-07-12T09:00:00Z"]).exit_code == 0
+    monkeypatch.undo()
+    assert {"Source", "Agent", "Claim"} <= _key_indexed(path)
+    held = _read_back(path)
+
+    done = runner.invoke(app, ["compact", "--store", str(path), "--json"])
+    assert done.exit_code == 0, done.output
+    assert _key_indexed(path) & declared.few == set() and "Claim" in _key_indexed(path)
+    assert _read_back(path) == held
+    # Without its index a kind still holds one record an id: the same files again write nothing.
+    again = runner.invoke(app, ["ingest", str(RENT / "authority.yaml"), "--store", str(path), "--at", "2026-07-13T09:00:00Z", "--json"])
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["written"] == 0
+    assert _read_back(path)["nodes"] == held["nodes"]
+
+    # A store made now declares those kinds without an index from the start.
+    fresh = tmp_path / "fresh.lbug"
+    assert runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", str(fresh), "--at", "2026-07-12T09:00:00Z"]).exit_code == 0
+    assert _key_indexed(fresh) & declared.few == set() and "Claim" in _key_indexed(fresh)

@@ -24,6 +24,8 @@ class Grant(Record):
     the verdict it executes.
     """
 
+    FEW = True
+
     kind: Literal["grant"] = "grant"
     LABEL: ClassVar[str] = "Grant"
     TIME_FIELD: ClassVar = "granted_at"
@@ -64,6 +66,8 @@ class AmountRule(Value):
 class ActionPolicy(Record):
     """Which verdict labels permit which kinds of action (a defeated rule never triggers an effect),
     and what an action of a kind may amount to, from the verdict's facts."""
+
+    FEW = True
 
     kind: Literal["action_policy"] = "action_policy"
     LABEL: ClassVar[str] = "ActionPolicy"

@@ -150,6 +150,12 @@ class Record(Value):
     #: (``PolicyConflict``), Neo4j also by a uniqueness constraint, so concurrent writers
     #: cannot fork a version; ``gaf verify`` names any that got in behind gaf's back.
     UNIQUE: ClassVar[tuple[str, ...]] = ()
+    #: a kind any store holds few of, whatever the ledger's size: configuration (policies, rules,
+    #: sources, agents, grants) and what people decide one at a time (appeals, waivers). The
+    #: embedded store keeps no primary-key hash index for it: LadybugDB's index costs every
+    #: opening of the store about 3.8 MB of memory a table and its first keys up to a page each
+    #: on disk (bench/store_size.py), and finding one of a few rows is reading them.
+    FEW: ClassVar[bool] = False
 
     _body: bytes = PrivateAttr(default=b"")
     _stored: bytes | None = PrivateAttr(default=None)

@@ -40,6 +40,8 @@ class Agent(Record):
     files instead of the id; ``acts_for`` records delegation (prov:actedOnBehalfOf).
     """
 
+    FEW = True
+
     kind: Literal["agent"] = "agent"
     LABEL: ClassVar[str] = "Agent"
     REFS: ClassVar = {"acts_for": ("ACTS_FOR", ("agent",))}
@@ -54,6 +56,8 @@ class Agent(Record):
 class Source(Record):
     """Where fragments come from: a bank's finalised ledger, a tenant's messages."""
 
+    FEW = True
+
     kind: Literal["source"] = "source"
     LABEL: ClassVar[str] = "Source"
     REFS: ClassVar = {"operator": ("OPERATED_BY", ("agent",))}
@@ -66,6 +70,8 @@ class Source(Record):
 
 class SourceInvalidation(Record):
     """A source declared unreliable from some time on: a record, never a deletion."""
+
+    FEW = True
 
     kind: Literal["invalidation"] = "invalidation"
     LABEL: ClassVar[str] = "SourceInvalidation"
@@ -84,6 +90,8 @@ class RunInvalidation(Record):
     rewrote what it wrote, or someone says so. The claims made from its reports, and from the
     runs that read what it wrote (``gaf.lineage.resting_on_run``, with the dataset path to
     each), count for nothing from the time it is recorded: a record, never a deletion."""
+
+    FEW = True
 
     kind: Literal["run_invalidation"] = "run_invalidation"
     LABEL: ClassVar[str] = "RunInvalidation"

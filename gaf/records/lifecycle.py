@@ -17,6 +17,8 @@ from gaf.types import Instant, Key, Ref, Text
 class CaseDecision(Record):
     """A human decision on one case: not a precedent."""
 
+    FEW = True
+
     kind: Literal["case_decision"] = "case_decision"
     LABEL: ClassVar[str] = "CaseDecision"
     TIME_FIELD: ClassVar = "decided_at"
@@ -37,6 +39,8 @@ class CaseDecision(Record):
 class PolicyCandidate(Record):
     """A proposed generalisation of one or more case decisions."""
 
+    FEW = True
+
     kind: Literal["policy_candidate"] = "policy_candidate"
     LABEL: ClassVar[str] = "PolicyCandidate"
     NON_IDENTITY: ClassVar = frozenset({"proposed_at"})
@@ -53,6 +57,8 @@ class PolicyCandidate(Record):
 
 class RatifiedPolicy(Record):
     """A candidate ratified by an authority: scope, exceptions, effective date, version."""
+
+    FEW = True
 
     kind: Literal["policy"] = "policy"
     LABEL: ClassVar[str] = "RatifiedPolicy"
@@ -100,6 +106,8 @@ class PolicyException(Record):
 
 class Waiver(Record):
     """One decision passed past one policy, on a named authority, with the reason."""
+
+    FEW = True
 
     kind: Literal["waiver"] = "waiver"
     LABEL: ClassVar[str] = "Waiver"

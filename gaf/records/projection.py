@@ -84,6 +84,8 @@ class Projection(Record):
     revision is a new version, and the old one stays readable.
     """
 
+    FEW = True
+
     kind: Literal["projection"] = "projection"
     LABEL: ClassVar[str] = "Projection"
     UNIQUE: ClassVar = ("name", "version")

@@ -47,6 +47,8 @@ class Reopen(Record):
 class Appeal(Record):
     """A party's contest of a closure: a reopen trigger like any other."""
 
+    FEW = True
+
     kind: Literal["appeal"] = "appeal"
     LABEL: ClassVar[str] = "Appeal"
     TIME_FIELD: ClassVar = "filed_at"

@@ -22,6 +22,8 @@ class SchemaVersion(Record):
     got there (absent for a store stamped when it was created). Identity is the version
     alone, so stamping a version twice, or two processes stamping one store, is one record."""
 
+    FEW = True
+
     kind: Literal["schema_version"] = "schema_version"
     LABEL: ClassVar[str] = "SchemaVersion"
     TIME_FIELD: ClassVar = "at"

@@ -87,6 +87,8 @@ class Band(Value):
 class VerdictRules(Record):
     """A versioned set of verdict rules, the defeat edges between them, and the labels."""
 
+    FEW = True
+
     kind: Literal["rules"] = "rules"
     LABEL: ClassVar[str] = "VerdictRules"
     UNIQUE: ClassVar = ("name", "version")

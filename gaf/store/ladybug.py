@@ -21,7 +21,7 @@ import ladybug
 
 from gaf.errors import InvalidQuery, ReadOnlyViolation, StoreError, StoreLocked, StoreUnavailable
 from gaf.store.base import BULK_BATCH, Compacted, GafStore, Tx, WriteReport
-from gaf.store.ladybug_compact import compact_file, discard, put_in_place, rows_of, worth_compacting
+from gaf.store.ladybug_compact import compact_file, discard, put_in_place, rows_of, without_key_index, worth_compacting
 from gaf.store.schema import SCHEMA_VERSION, graph_schema
 
 T = TypeVar("T")
@@ -372,7 +372,8 @@ class LadybugStore(GafStore):
         schema = graph_schema()
         for label, columns in sorted(schema.nodes.items()):
             cols = "".join(f", {name} {kind}" for name, kind in columns.items())
-            self._conn.execute(f"CREATE NODE TABLE IF NOT EXISTS {label}(id STRING PRIMARY KEY, kind STRING, body STRING, written_at STRING{cols})")
+            with without_key_index(self._conn, label in schema.few):
+                self._conn.execute(f"CREATE NODE TABLE IF NOT EXISTS {label}(id STRING PRIMARY KEY, kind STRING, body STRING, written_at STRING{cols})")
             self._add_missing_columns(label, {"written_at": "STRING", **columns})
         current = self.stamped_version() == SCHEMA_VERSION  # a store at this version has every pair already
         for rel, pairs in schema.rels.items():

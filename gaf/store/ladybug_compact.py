@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from typing import Any
 import ladybug
 
 from gaf.errors import StoreError
+from gaf.store.schema import graph_schema
 
 #: Rows one ``COPY`` carries from the old file to the new one.
 COPY_ROWS = 10_000
@@ -58,6 +60,20 @@ def rows_of(result: ladybug.QueryResult | list[ladybug.QueryResult], cypher: str
 
 def _rows(conn: ladybug.Connection, query: str) -> list[dict[str, Any]]:
     return rows_of(conn.execute(query), query)
+
+
+@contextmanager
+def without_key_index(conn: ladybug.Connection, unkeyed: bool) -> Iterator[None]:
+    """Node tables declared in the block have no primary-key hash index when ``unkeyed``
+    (``Record.FEW``; LadybugDB still refuses a second row with a key it holds, by reading them)."""
+    if not unkeyed:
+        yield
+        return
+    conn.execute("CALL enable_default_hash_index=false")
+    try:
+        yield
+    finally:
+        conn.execute("CALL enable_default_hash_index=true")
 
 
 def _stream(conn: ladybug.Connection, query: str) -> Iterator[list[dict[str, Any]]]:
@@ -102,10 +118,13 @@ class _Catalog:
                 rels[name] = (pairs, [(str(i["name"]), str(i["type"])) for i in info])
         return _Catalog(nodes, rels)
 
-    def declare(self, conn: ladybug.Connection) -> None:
+    def declare(self, conn: ladybug.Connection, few: frozenset[str]) -> None:
+        """Declare the tables in ``conn`` (an empty database); the labels in ``few`` without a key
+        index (``Record.FEW``), whatever the file copied had: compacting brings an older store there."""
         for label, columns in self.nodes.items():
             defs = ", ".join(f"`{name}` {kind}" + (" PRIMARY KEY" if key else "") for name, kind, key in columns)
-            conn.execute(f"CREATE NODE TABLE `{label}`({defs})")
+            with without_key_index(conn, label in few):
+                conn.execute(f"CREATE NODE TABLE `{label}`({defs})")
         for rel, (pairs, props) in self.rels.items():
             ends = ", ".join(f"FROM `{a}` TO `{b}`" for a, b in pairs)
             extra = "".join(f", `{name}` {kind}" for name, kind in props)
@@ -156,12 +175,19 @@ class _Part:
                      f"COPY `{rel}` FROM (UNWIND $rows AS {_CHUNK} RETURN {', '.join(chunked)}) (from='{a}', to='{b}')")  # fmt: skip
 
 
-def _copy_parts(source: ladybug.Connection, target: ladybug.Connection, parts: list[_Part], counts: dict[str, int]) -> int:
-    """Copy ``parts``: the small ones in one transaction, then each big one by ``COPY``s."""
+def _copy_parts(source: ladybug.Connection, target: ladybug.Connection, parts: list[_Part], counts: dict[str, int],
+                few: frozenset[str] = frozenset()) -> int:  # fmt: skip
+    """Copy ``parts``: the small ones in one transaction, then each big one by ``COPY``s. A table
+    without a key index (``few``) is always copied the first way: LadybugDB takes a ``COPY`` into
+    such a table only while it is empty, and these hold few rows."""
+
+    def small(part: _Part) -> bool:
+        return 0 < counts[part.name] and (counts[part.name] <= COPY_ROWS or part.name in few)
+
     target.execute("BEGIN TRANSACTION")
     try:
         for part in parts:
-            if 0 < counts[part.name] <= COPY_ROWS:
+            if small(part):
                 for chunk in _stream(source, part.read):
                     target.execute(part.create, {"rows": chunk})
         target.execute("COMMIT")
@@ -172,7 +198,7 @@ def _copy_parts(source: ladybug.Connection, target: ladybug.Connection, parts: l
             pass  # LadybugDB already rolled back the transaction a failed statement was in
         raise
     for part in parts:
-        if counts[part.name] > COPY_ROWS:
+        if counts[part.name] and not small(part):
             for n, chunk in enumerate(_stream(source, part.read)):
                 # Each COPY its own text (the row's name numbered): LadybugDB 0.22 crashes the
                 # process when its Python binding runs a cached plan of a COPY FROM a subquery again.
@@ -185,9 +211,11 @@ def copy_into(source: ladybug.Connection, target: ladybug.Connection) -> tuple[i
     row and relationship, nodes first; the counts of each table and pair are compared after.
     Answers (rows, relationships) copied."""
     catalog = _Catalog.read(source)
-    catalog.declare(target)
+    few = graph_schema().few
+    catalog.declare(target, few)
     before = catalog.counts(source)
-    nodes = _copy_parts(source, target, [_Part.node(label, [name for name, _, _ in columns]) for label, columns in catalog.nodes.items()], before)
+    nodes = _copy_parts(source, target, [_Part.node(label, [name for name, _, _ in columns]) for label, columns in catalog.nodes.items()],
+                        before, few)  # fmt: skip
     rels = [_Part.rel(rel, a, b, [name for name, _ in props]) for rel, (pairs, props) in catalog.rels.items() for a, b in pairs]
     relationships = _copy_parts(source, target, rels, before)
     after = catalog.counts(target)

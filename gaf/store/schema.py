@@ -88,6 +88,8 @@ class GraphSchema:
 
     nodes: dict[str, dict[str, str]]
     rels: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    #: labels of the kinds a store holds few of (``Record.FEW``): no key index on the embedded store
+    few: frozenset[str] = frozenset()
 
 
 def label_of(kind: str) -> str:
@@ -102,7 +104,8 @@ def graph_schema() -> GraphSchema:
         for rel, kinds in _declared_rels(cls):
             for kind in kinds:
                 pairs.setdefault(rel, set()).add((cls.LABEL, label_of(kind)))
-    return GraphSchema(nodes=nodes, rels={rel: sorted(p) for rel, p in sorted(pairs.items())})
+    few = frozenset(cls.LABEL for cls in RECORD_TYPES.values() if cls.FEW)
+    return GraphSchema(nodes=nodes, rels={rel: sorted(p) for rel, p in sorted(pairs.items())}, few=few)
 
 
 def _declared_rels(cls: type[Record]) -> list[tuple[str, tuple[str, ...]]]:
