@@ -51,39 +51,35 @@ ROOT = Path(__file__).resolve().parent.parent
 console = Console(stderr=True)
 
 
-def pages(store: Path) -> dict[str, int]:
-    """LadybugDB's account of the file's bytes, by category."""
+def _rows_of(store: Path, *queries: str) -> list[list[Any]]:
+    """Each query's rows, asked of the store opened read-only (LadybugDB alone, no gaf)."""
     import ladybug
 
     database = ladybug.Database(str(store), read_only=True)
     try:
         conn = ladybug.Connection(database)
-        result = conn.execute("CALL disk_size_info() RETURN category, CAST(sum(size_bytes) AS INT64)")
-        assert not isinstance(result, list)
-        return {str(category): int(size) for category, size in result.get_all()}
+        out = []
+        for query in queries:
+            result = conn.execute(query)
+            assert not isinstance(result, list)
+            out.append(result.get_all())
+        return out
     finally:
         database.close()
+
+
+def pages(store: Path) -> dict[str, int]:
+    """LadybugDB's account of the file's bytes, by category."""
+    (rows,) = _rows_of(store, "CALL disk_size_info() RETURN category, CAST(sum(size_bytes) AS INT64)")
+    return {str(category): int(size) for category, size in rows}
 
 
 def rows_by_table(store: Path) -> dict[str, int]:
     """The rows of each node table that holds any: the keys its primary-key index holds."""
-    import ladybug
-
-    database = ladybug.Database(str(store), read_only=True)
-    try:
-        conn = ladybug.Connection(database)
-        tables = conn.execute("CALL show_tables() WHERE type = 'NODE' RETURN name")
-        assert not isinstance(tables, list)
-        out = {}
-        for (name,) in sorted(tables.get_all()):
-            count = conn.execute(f"MATCH (n:{name}) RETURN count(n)")
-            assert not isinstance(count, list)
-            rows = int(count.get_all()[0][0])
-            if rows:
-                out[str(name)] = rows
-        return out
-    finally:
-        database.close()
+    (tables,) = _rows_of(store, "CALL show_tables() WHERE type = 'NODE' RETURN name")
+    names = sorted(str(name) for (name,) in tables)
+    counts = _rows_of(store, *(f"MATCH (n:{name}) RETURN count(n)" for name in names))
+    return {name: int(rows[0][0]) for name, rows in zip(names, counts, strict=True) if rows[0][0]}
 
 
 def key_index(folder: Path, keys: int, key_type: str) -> dict[str, Any]:
@@ -204,6 +200,13 @@ def ledger(folder: Path, claims: int, sessions: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _table(title: str, columns: tuple[str, ...]) -> Table:
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, justify="right")
+    return table
+
+
 def show(result: dict[str, Any]) -> None:
     mib = 2**20
     story = Table(title="the rent story's store (examples/rent/story.sh)")
@@ -214,26 +217,22 @@ def show(result: dict[str, Any]) -> None:
         story.add_row(run["gaf"], f"{run['bytes'] / mib:.1f}", f"{(p.get('node_table', 0) + p.get('index', 0)) / mib:.1f}",
                       f"{p.get('rel_table', 0) / mib:.1f}", f"{p.get('free_space', 0) / mib:.1f}", str(run["seconds"]))  # fmt: skip
     console.print(story)
-    table = Table(title="a ledger ingested in sessions, then `gaf compact`")
-    for column in ("claims", "sessions", "records", "store MiB", "B/record", "compacted MiB", "B/record ", "compact s"):
-        table.add_column(column, justify="right")
+    ledgers = _table("a ledger ingested in sessions, then `gaf compact`",
+                     ("claims", "sessions", "records", "store MiB", "B/record", "compacted MiB", "B/record ", "compact s"))  # fmt: skip
     for row in result["ledgers"]:
         c = row["compacted"]
-        table.add_row(f"{row['claims']:,}", str(row["sessions"]), f"{c['nodes']:,}", f"{row['bytes'] / mib:.1f}", f"{row['bytes_per_record']:,}",
-                      f"{c['bytes_after'] / mib:.1f}", f"{row['compacted_bytes_per_record']:,}", str(c["seconds"]))  # fmt: skip
-    console.print(table)
+        ledgers.add_row(f"{row['claims']:,}", str(row["sessions"]), f"{c['nodes']:,}", f"{row['bytes'] / mib:.1f}", f"{row['bytes_per_record']:,}",
+                        f"{c['bytes_after'] / mib:.1f}", f"{row['compacted_bytes_per_record']:,}", str(c["seconds"]))  # fmt: skip
+    console.print(ledgers)
     if result.get("keys"):
-        index = Table(title="LadybugDB alone: one node table of N primary keys, checkpointed")
-        for column in ("keys", "key type", "file KiB", "index KiB", "index B/key"):
-            index.add_column(column, justify="right")
+        index = _table("LadybugDB alone: one node table of N primary keys, checkpointed", ("keys", "key type", "file KiB", "index KiB", "index B/key"))
         for row in result["keys"]:
             index.add_row(f"{row['keys']:,}", row["type"], f"{row['bytes'] / 1024:,.0f}", f"{row['index_bytes'] / 1024:,.0f}",
                           f"{row['index_bytes'] / row['keys']:,.0f}")  # fmt: skip
         console.print(index)
     if result.get("open"):
-        opened = Table(title="opening a store read-only, in a fresh process (pool capped at 128 MiB)")
-        for column in ("store", "node tables", "RSS gained MB", "in the pool MiB", "MB a node table"):
-            opened.add_column(column, justify="right")
+        opened = _table("opening a store read-only, in a fresh process (pool capped at 128 MiB)",
+                        ("store", "node tables", "RSS gained MB", "in the pool MiB", "MB a node table"))  # fmt: skip
         for row in result["open"]:
             per = f"{row['rss_gained'] / row['node_tables'] / 1e6:.1f}" if row["node_tables"] else "–"
             opened.add_row(row["store"], str(row["node_tables"]), f"{row['rss_gained'] / 1e6:.0f}", f"{row['pool_bytes'] / 2**20:.0f}", per)
