@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from gaf.derive import FactBase, Truth, holds
 from gaf.errors import InvalidRecord
 from gaf.records import Band, Role, Strength, VerdictRule, VerdictRules
+from gaf.records.base import kept
 from gaf.types import Scalar
 
 if TYPE_CHECKING:  # numpy is imported where the arrays are built, so judging small graphs never loads it
@@ -288,12 +289,13 @@ def _attacks(rules: VerdictRules) -> dict[str, list[str]]:
     return out
 
 
+#: Weighings one ``scores`` keeps at most (dropped whole past it, as ``kept`` does).
+SCORES_MAX = 100_000
+
+
 def _kept_score(scores: Scores) -> Callable[[VerdictRules, set[str]], tuple[float, dict[str, float]]]:
     def weigh(rules: VerdictRules, active: set[str]) -> tuple[float, dict[str, float]]:
-        key = (rules.id, frozenset(active))
-        if key not in scores:
-            scores[key] = _score(rules, active)
-        return scores[key]
+        return kept(scores, SCORES_MAX, (rules.id, frozenset(active)), lambda: _score(rules, active))
 
     return weigh
 

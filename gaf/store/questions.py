@@ -929,20 +929,12 @@ _CONE_KEYED = {
 # Subjects that start with a prefix, from schema version 7, one prefix a statement: the keys are
 # read (one per subject, not one per proposition: an index range on Neo4j), and the propositions
 # reached from those that match (fed by an UNWIND, LadybugDB joins every proposition instead).
-_CONE_PREFIX_KEYED = {
-    rel: "MATCH (k:SubjectKey) WHERE k.subject STARTS WITH $prefix "
-    "MATCH (k)<-[:ABOUT]-(p:Proposition) WHERE p.predicate IN $predicates "
-    f"MATCH (c:Claim)-[:{rel}]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
-    for rel in ("ASSERTS", "DENIES")
-}
+_CONE_PREFIX_KEYED = {rel: _CONE_FROM_KEY.format(start="k.subject STARTS WITH $prefix", rel=rel) for rel in ("ASSERTS", "DENIES")}
 # The same for every prefix at once, on LadybugDB: it has no index on the keys' subjects, so each
 # prefix's statement scanned every key; one scan tests each key against the prefixes (the 500-closure
 # impact world's 125 prefixes: 0.08 s a statement each -> 0.02 s for all).
 _CONE_PREFIXES_KEYED = {
-    rel: "MATCH (k:SubjectKey) WHERE any(x IN $prefixes WHERE starts_with(k.subject, x)) "
-    "MATCH (k)<-[:ABOUT]-(p:Proposition) WHERE p.predicate IN $predicates "
-    f"MATCH (c:Claim)-[:{rel}]->(p) RETURN DISTINCT c.id AS id, c.body AS body"
-    for rel in ("ASSERTS", "DENIES")
+    rel: _CONE_FROM_KEY.format(start="any(x IN $prefixes WHERE starts_with(k.subject, x))", rel=rel) for rel in ("ASSERTS", "DENIES")
 }
 # Claims asserting a proposition with one predicate and one of some objects.
 _NAMING = (
