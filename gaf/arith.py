@@ -285,6 +285,8 @@ def sign_of(expr: Any, var_sign: Callable[[str], Sign | None], *, is_var: Callab
 
 def bare_members(values: Sequence[Any], where: str) -> tuple[list[Any], str | None]:
     """Members' values without their unit, and the one unit they share (an aggregate across units is refused)."""
+    if all(type(v) is int for v in values):  # plain integers, the usual case: nothing to take off
+        return list(values), None
     units = {unit_of(v) for v in values}
     if len(units) > 1:
         shown = ", ".join(sorted(u or "no unit" for u in units))
@@ -304,7 +306,7 @@ def aggregate(kind: Kind, known: Sequence[Any], possible: Sequence[Any], *, comp
     if kind == "count":
         return True, len(known), (len(known) + len(possible)) if complete else None
     values = [*known, *possible]
-    texts = [v for v in values if isinstance(v, str)]
+    texts = [] if all(type(v) is int for v in values) else [v for v in values if isinstance(v, str)]
     if texts and (kind == "sum" or len(texts) != len(values)):
         shown = texts[0]
         raise InvalidArithmetic(

@@ -28,7 +28,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
-from typing import Any, Literal, Protocol
+from operator import itemgetter
+from typing import Any, Literal, NamedTuple, Protocol
 
 from gaf.arith import Bound, Sign, aggregate, apply, bare_members, compare, in_unit, sign_of
 from gaf.records import statement_text
@@ -82,13 +83,17 @@ def is_pattern(ground: Ground) -> bool:
 DeadEnd = tuple[str, Atom, dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class Entry:
-    """What the fact base holds for one ground atom, and the record that says so."""
+class Entry(NamedTuple):
+    """One ground atom as rules read it: its truth, the record that says so, and whether
+    the rules derived it. What a fact base holds, and what a justification cites as a
+    premise — the entry a body matched, as it was read, so citing it makes nothing new.
+
+    A named tuple: a large aggregate cites one per member (``python -m bench aggregates``)."""
 
     ground: Ground
     truth: Truth
     evidence: str | None = None
+    derived: bool = False
 
 
 class FactBase(Protocol):
@@ -110,14 +115,8 @@ def declared_sign(facts: FactBase, predicate: str) -> Sign | None:
     return sign(predicate) if sign is not None else None
 
 
-@dataclass(frozen=True, slots=True)
-class Premise:
-    """One atom a justification used, with its truth and where it came from."""
-
-    ground: Ground
-    truth: Truth
-    derived: bool
-    evidence: str | None
+#: One atom a justification used: the entry its body matched (``Entry``).
+Premise = Entry
 
 
 #: What tells one justification of a conclusion from another: its rule, body and bindings.
@@ -177,7 +176,7 @@ def evaluate_rules(rules: Sequence[DerivationRule] | Program, facts: FactBase, *
     The program's clauses are already resolved: evaluation never goes back to the
     parser or the resolver."""
     program = rules if isinstance(rules, Program) else compile_rules(rules)
-    state = _State(facts=facts, idb=set(program.heads))
+    state = _State(facts=facts, idb=set(program.heads), joins={})
     strata = []
     for stratum in program.strata:
         current = {r.rule.head.predicate for r in stratum}
@@ -372,7 +371,7 @@ class _Index:
         """The facts of a predicate whose subject/object equal the given ones (None: any)."""
         if subject is not None and obj is not None:
             d = self.grounds.get((predicate, subject, obj))
-            return [] if d is None else [Entry(d.ground, d.truth)]
+            return [] if d is None else [Entry(d.ground, d.truth, None, True)]
         if subject is not None:
             if self.by_subject is None:
                 self.by_subject = _by_argument(self.grounds, 1)
@@ -383,7 +382,7 @@ class _Index:
             found = self.by_object.get((predicate, obj))
         else:
             found = self.by_predicate.get(predicate)
-        return [Entry(g, d.truth) for g, d in found.items()] if found else []
+        return [Entry(g, d.truth, None, True) for g, d in found.items()] if found else []
 
 
 def _by_argument(grounds: dict[Ground, Derived], position: int) -> defaultdict[tuple[str, Any], dict[Ground, Derived]]:
@@ -421,6 +420,12 @@ class _State:
     #: what ``_may_hold`` found for a derived atom of a finished stratum, and the atoms being asked now
     possible: dict[Ground, bool] = field(default_factory=dict)
     asking: set[Ground] = field(default_factory=set)
+    #: the sign of what each aggregate adds up, by the clause's id (``_sign``)
+    signs: dict[int, Sign | None] = field(default_factory=dict)
+    #: each aggregate over closed fact-base atoms, joined once for every binding around it (``_joined``),
+    #: by the clause's id and the variables bound around it; None: each aggregate is evaluated where it
+    #: is met (a condition asked once)
+    joins: dict[tuple[int, tuple[str, ...]], _Join | None] | None = None
 
 
 def _fixpoint(state: _State, bodies: Sequence[_Body], mode: Mode) -> None:
@@ -556,7 +561,7 @@ def _clauses(state: _State, body: _Body, i: int, branch: _Branch, restrict: Rest
             continue
         _clauses(
             state, body, i + 1,
-            _Branch(binding, min(branch.truth, e.truth), [*branch.premises, Premise(e.ground, e.truth, derived, e.evidence)],
+            _Branch(binding, min(branch.truth, e.truth), [*branch.premises, e],
                     branch.negatives, branch.unresolved),
             restrict, emit,
         )  # fmt: skip
@@ -628,7 +633,7 @@ def _negation(state: _State, body: _Body, a: _Pattern, i: int, branch: _Branch, 
             elif closed:
                 negatives = [*negatives, closed]
         if inner == Truth.FALSE:  # explicitly denied or rejected: not the same as absent
-            premises = [*premises, *(Premise(e.ground, e.truth, derived, e.evidence) for e in entries)]
+            premises = [*premises, *entries]
         elif inner == Truth.UNKNOWN:
             unresolved = [*unresolved, *(e.ground for e in entries if e.truth == Truth.UNKNOWN)]
     value = inner.negate()
@@ -680,7 +685,7 @@ def _may_hold(state: _State, predicate: str, subject: Any, obj: Any) -> bool:
             if binding is None:
                 continue
             probe = _State(facts=state.facts, idb=state.idb, index=state.index, bodies_of=state.bodies_of, possible=state.possible,
-                           asking=state.asking)  # fmt: skip
+                           asking=state.asking, joins=state.joins)  # fmt: skip
             branches: list[_Branch] = []
             _clauses(probe, body, 0, _Branch(binding, Truth.TRUE, [], [], []), None, branches.append)
             if branches or probe.dead_ends:
@@ -781,12 +786,56 @@ def _aggregate(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) 
     proposition counts once however many claims stated it. The premises of the members
     that hold become the branch's, and, when the value is exact, the closed scopes it
     relied on its negative premises."""
+    found = _joined(state, body, clause, branch) or _members(state, body, clause, branch)
+    complete = not found.open_patterns and not found.stopped_at
+    of = [*(v for v, _, _ in found.known), *(v for v, _ in found.maybe)]
+    unit = None
+    if not all(type(v) is int for v in of) and any(isinstance(v, Bound) for v in of):
+        exists: bool | None = None
+        low = high = None
+    else:
+        sign = _sign(state, clause) if clause.kind == "sum" else None
+        values, unit = bare_members(of, body.rule) if clause.of is not None else (of, None)
+        known = len(found.known)
+        exists, low, high = aggregate(
+            clause.kind, values[:known], values[known:], complete=complete, sign=sign, where=body.rule  # type: ignore[arg-type]
+        )  # fmt: skip
+    if exists is False:
+        return None  # min or max over nothing: there is no such value
+    settle = tuple(dict.fromkeys([*found.open_patterns, *found.stopped_at, *(u for _, unresolved in found.maybe for u in unresolved)]))
+    value: Any = in_unit(unit, low) if exists and low is not None and low == high else Bound(low, high, settle, unit)
+    premises = [*branch.premises, *(p for _, used, _ in found.known for p in used)]
+    negatives = [*branch.negatives, *(n for _, _, relied in found.known for n in relied)]
+    if complete and not isinstance(value, Bound):
+        negatives += found.relied_on
+    truth = branch.truth if exists else min(branch.truth, Truth.UNKNOWN)
+    unresolved = branch.unresolved if exists else [*branch.unresolved, *settle]
+    return _Branch({**branch.binding, clause.var: value}, truth, premises, negatives, unresolved)
+
+
+@dataclass(slots=True)
+class _Found:
+    """An aggregate's members as its value and justification read them: each member that
+    holds (its value, premises and the closed scopes it relied on), each that might (its
+    value, and what would settle it); the patterns its clauses read that are open, and the
+    closed scopes that made absence false in the others (one for each pattern read); and the
+    patterns a body stopped at, unbound."""
+
+    known: list[tuple[Any, Sequence[Entry], Sequence[str]]]
+    maybe: list[tuple[Any, Sequence[Ground]]]
+    open_patterns: Sequence[Ground]
+    relied_on: list[str]
+    stopped_at: Sequence[Ground]
+
+
+def _members(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) -> _Found:
+    """An aggregate's members, found by evaluating its clauses as a body on the branch."""
+    local = tuple(v for v in clause.binds if v not in branch.binding)  # a member is a binding of these
     inner = _Body(body.rule, body.head, body.number, 1.0, clause.clauses, ())
     outer_watch, dead_ends = state.watch, len(state.dead_ends)
     was_open = set(state.open)
     state.watch = []
     members: dict[tuple[Any, ...], _Branch] = {}
-    local = tuple(v for v in clause.binds if v not in branch.binding)  # a member is a binding of these
 
     def member(found: _Branch) -> None:
         key = tuple(found.binding.get(v) for v in local)
@@ -796,48 +845,215 @@ def _aggregate(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) 
 
     try:
         _clauses(state, inner, 0, _Branch(dict(branch.binding), Truth.TRUE, [], [], []), None, member)
-        watched = state.watch
+        watched = state.watch or []
         stopped = state.dead_ends[dead_ends:]
     finally:
         state.watch = outer_watch
         del state.dead_ends[dead_ends:]
         state.open = was_open
-    open_patterns = [g for g, why in watched if why is None]
-    stopped_at = [_pattern(_Pattern.of(a), b) for _, a, b in stopped]
-    complete = not open_patterns and not stopped_at
-    known = [m for m in members.values() if m.truth == Truth.TRUE]
-    maybe = [m for m in members.values() if m.truth == Truth.UNKNOWN]
+    known: list[tuple[Any, Sequence[Entry], Sequence[str]]] = []
+    maybe: list[tuple[Any, Sequence[Ground]]] = []
+    for m in members.values():
+        value = None if clause.of is None else _operand(clause.of_kind, clause.of, m.binding, body)
+        if m.truth == Truth.TRUE:
+            known.append((value, m.premises, m.negatives))
+        else:
+            maybe.append((value, m.unresolved))
+    return _Found(known, maybe, [g for g, why in watched if why is None], [why for _, why in watched if why],
+                  [_pattern(_Pattern.of(a), b) for _, a, b in stopped])  # fmt: skip
 
-    def value_of(m: _Branch) -> Any:
-        return None if clause.of is None else _operand(clause.of_kind, clause.of, m.binding, body)
 
-    unit = None
-    if any(isinstance(value_of(m), Bound) for m in members.values()):
-        exists: bool | None = None
-        low = high = None
-    else:
-        sign = _sign(state, clause) if clause.kind == "sum" else None
-        values, unit = bare_members([value_of(m) for m in [*known, *maybe]], body.rule) if clause.of is not None else ([], None)
-        exists, low, high = aggregate(
-            clause.kind,  # type: ignore[arg-type]
-            values[: len(known)] if values else [None] * len(known), values[len(known):] if values else [None] * len(maybe),
-            complete=complete, sign=sign, where=body.rule,
-        )  # fmt: skip
-    if exists is False:
-        return None  # min or max over nothing: there is no such value
-    settle = tuple(dict.fromkeys([*open_patterns, *stopped_at, *(u for m in maybe for u in m.unresolved)]))
-    value: Any = in_unit(unit, low) if exists and low is not None and low == high else Bound(low, high, settle, unit)
-    premises = [*branch.premises, *(p for m in known for p in m.premises)]
-    negatives = [*branch.negatives, *(n for m in known for n in m.negatives)]
-    if complete and not isinstance(value, Bound):
-        negatives += [why for _, why in watched if why]
-    truth = branch.truth if exists else min(branch.truth, Truth.UNKNOWN)
-    unresolved = branch.unresolved if exists else [*branch.unresolved, *settle]
-    return _Branch({**branch.binding, clause.var: value}, truth, premises, negatives, unresolved)
+@dataclass(slots=True)
+class _Join:
+    """An aggregate's clauses joined once, with nothing bound around them: the rows of each
+    group (by the values of the variables bound around the aggregate, ``_group_key``), each
+    row its values in ``slots`` order, its premises and its truth, in the order the fact base
+    lists them; what tells a group's members apart (``local``, the values of the other
+    variables); how many clauses each group read; and the declaration closing each clause."""
+
+    local: Callable[[tuple[Any, ...]], Any]
+    slots: tuple[str, ...]
+    declarations: tuple[str, ...]
+    rows: dict[Any, list[_Row]]
+    read: dict[Any, int]
+    #: each group's members once asked for (values are computed when a branch first needs them)
+    found: dict[Any, _Found] = field(default_factory=dict)
+
+
+def _joined(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) -> _Found | None:
+    """An aggregate's members as ``_members`` finds them, when its clauses are atoms of the
+    fact base that one declaration closes everywhere (``closed_everywhere``), its first atom
+    binds every variable bound around it, and what it aggregates reads only its own
+    variables. Then no atom can be unknown for want of data or stop a body, and what the
+    atoms read is the same for every branch: the clauses are joined once, set at a time,
+    with nothing bound, and each branch reads its group — an aggregate met once per subject
+    costs one pass over its facts, not one evaluation per subject (``python -m bench
+    aggregates``). None for any other aggregate, or where evaluation keeps no joins.
+
+    The same members in the same order, with the same premises: a group's rows are the
+    join's rows whose outer values equal the branch's, in the order a lookup by those values
+    lists them; a member is the first row of its binding with that binding's best truth;
+    a clause's declaration is relied on when the group read that clause."""
+    if state.joins is None:
+        return None
+    outer = tuple(v for v in clause.binds if v in branch.binding)
+    key = (id(clause), outer)
+    if key not in state.joins:
+        state.joins[key] = _join(state, clause, outer)
+    join = state.joins[key]
+    if join is None:
+        return None
+    group = _group_key(branch.binding, outer)
+    found = join.found.get(group)
+    if found is None:
+        found = join.found[group] = _group(join, group, clause, body)
+    return found
+
+
+def _group(join: _Join, group: Any, clause: _Aggregate, body: _Body) -> _Found:
+    """One group of a join as ``_members`` finds it: its distinct members, their values."""
+    members: dict[Any, _Row] = {}
+    local = join.local
+    for row in join.rows.get(group, ()):
+        member = local(row[0])
+        best = members.get(member)
+        if best is None or row[2] > best[2]:
+            members[member] = row
+    known: list[tuple[Any, Sequence[Entry], Sequence[str]]] = []
+    maybe: list[tuple[Any, Sequence[Ground]]] = []
+    slots = join.slots
+    of = None if clause.of is None else (slots.index(clause.of) if clause.of_kind == _VAR else -1)
+    for values, premises, truth in members.values():
+        if of is None:
+            value = None
+        elif of >= 0:
+            value = values[of]
+        else:
+            value = _operand(clause.of_kind, clause.of, dict(zip(slots, values)), body)
+        if truth == Truth.TRUE:
+            known.append((value, premises, ()))
+        else:
+            maybe.append((value, ()))
+    return _Found(known, maybe, (), list(join.declarations[: join.read.get(group, 1)]), ())
+
+
+def _join(state: _State, clause: _Aggregate, outer: tuple[str, ...]) -> _Join | None:
+    """The join of an aggregate's atoms for every value of ``outer``, if ``_joined`` may use it:
+    breadth first, one clause at a time over every row so far, so the rows keep the order of
+    a nested loop (each clause's facts in the fact base's order)."""
+    everywhere = getattr(state.facts, "closed_everywhere", None)
+    lookup = getattr(state.facts, "lookup", None)
+    patterns = [c for c in clause.clauses if type(c) is _Pattern and c.predicate not in state.idb]
+    if everywhere is None or lookup is None or not patterns or len(patterns) != len(clause.clauses):
+        return None
+    of_vars: set[str] = set()
+    if clause.of_kind == _VAR:
+        of_vars = {clause.of}
+    elif clause.of_kind == _EXPRESSION:
+        of_vars = clause.of.vars()
+    if not set(outer) <= patterns[0].vars or of_vars & set(outer) or not of_vars <= set(clause.binds):
+        return None
+    declarations = tuple(everywhere(c.predicate) for c in patterns)
+    if None in declarations:
+        return None
+    slots: list[str] = []
+    rows: list[_Row] = [((), (), Truth.TRUE)]
+    read: dict[Any, int] = {}
+    for i, a in enumerate(patterns):
+        if i >= 1:  # every group with a row here reads this clause
+            read.update(dict.fromkeys(_groups_of(rows, slots, outer), i + 1))
+        rows = _extend(rows, a, slots, lookup)
+    grouped: dict[Any, list[_Row]] = {}
+    for key, row in zip(_groups_of(rows, slots, outer), rows):
+        at = grouped.get(key)
+        if at is None:
+            grouped[key] = [row]
+        else:
+            at.append(row)
+    return _Join(_picker(tuple(i for i, v in enumerate(slots) if v not in outer)), tuple(slots), declarations, grouped, read)
+
+
+def _group_key(binding: dict[str, Any], outer: tuple[str, ...]) -> Any:
+    """The group a branch reads: the value of the one variable bound around the aggregate,
+    or the tuple of them (``_groups_of`` names a row's group the same way)."""
+    return binding[outer[0]] if len(outer) == 1 else tuple(binding[v] for v in outer)
+
+
+def _groups_of(rows: list[_Row], slots: list[str], outer: tuple[str, ...]) -> Iterator[Any]:
+    """The group of each row, in the form ``_group_key`` gives a branch's."""
+    if not outer:
+        return iter([()] * len(rows))
+    return map(itemgetter(*(slots.index(v) for v in outer)), [values for values, _, _ in rows])
+
+
+#: A row of a join: the values of its variables in slot order, the facts it used, its truth.
+_Row = tuple[tuple[Any, ...], tuple[Entry, ...], Truth]
+
+
+def _picker(at: tuple[int, ...]) -> Callable[[tuple[Any, ...]], Any]:
+    """What picks the values at some positions out of a row's values: one value picked
+    alone, several as a tuple (a member's key: compared, never read)."""
+    if not at:
+        return lambda values: ()
+    return itemgetter(*at)
+
+
+def _extend(rows: list[_Row], a: _Pattern, slots: list[str], lookup: Callable[[str, int], Any]) -> list[_Row]:
+    """Every row extended by each usable fact of one atom that agrees with it, as ``match``
+    and ``_unify`` would find them; ``slots`` gains the variables the atom binds."""
+    # Each argument is read one of four ways: a value known before the row (a constant or a
+    # variable an earlier atom bound: looked up, or checked), a variable bound here (written),
+    # the same new variable again (checked against the first), or not at all.
+    known: list[tuple[int, bool, Any]] = []  # (position, from the row?, constant or slot)
+    written: list[int] = []
+    again: list[tuple[int, int]] = []
+    new: dict[str, int] = {}
+    for position, kind, term in ((1, a.subject_kind, a.subject), (2, a.object_kind, a.object)):
+        if kind == _CONSTANT:
+            known.append((position, False, term))
+        elif kind == _VAR and term in slots:
+            known.append((position, True, slots.index(term)))
+        elif kind == _VAR and term in new:
+            again.append((position, new[term]))
+        elif kind == _VAR:
+            new[term] = position
+            written.append(position)
+    slots += new
+    by, from_row, key = known[0] if known else (0, False, 0)  # look up by the first known argument (0: none, scan)
+    index = lookup(a.predicate, by)
+    every = lookup(a.predicate, 0)
+    checks = known[1:]
+    out: list[_Row] = []
+    append = out.append
+    false = Truth.FALSE
+    # what a fact adds to a row's values: its subject, its object, both or neither (a ground is
+    # (predicate, subject, object), and the written positions are in order)
+    first, stop = (written[0], written[-1] + 1) if written else (0, 0)
+    for values, premises, truth in rows:
+        if by:
+            value = values[key] if from_row else key
+            facts = every if value is None else index.get(value, ())  # a None value binds nothing: match scans
+            checks_here = known if value is None else checks
+        else:
+            facts, checks_here = every, checks
+        for e in facts:
+            t = e.truth
+            if t is false:
+                continue
+            g = e.ground
+            if checks_here and any(g[p] != (values[k] if row else k) for p, row, k in checks_here):
+                continue
+            if again and any(g[p] != g[q] for p, q in again):
+                continue
+            append((values + g[first:stop], premises + (e,), truth if t is truth or truth < t else t))
+    return out
 
 
 def _sign(state: _State, clause: _Aggregate) -> Sign | None:
-    """The sign of what a sum adds, from the declared signs of the predicates whose values it reads."""
+    """The sign of what a sum adds, from the declared signs of the predicates whose values it
+    reads: asked once per aggregate of an evaluation."""
+    if id(clause) in state.signs:
+        return state.signs[id(clause)]
     by_var: dict[str, Sign | None] = {}
     for c in clause.clauses:
         if isinstance(c, _Pattern) and c.object_kind == _VAR:
@@ -845,12 +1061,13 @@ def _sign(state: _State, clause: _Aggregate) -> Sign | None:
             if c.object in by_var and by_var[c.object] != declared:
                 declared = None
             by_var[c.object] = declared
-    return sign_of(
+    sign = state.signs[id(clause)] = sign_of(
         clause.of,
         lambda v: by_var.get(v),
         is_var=is_var,
         parts=lambda e: (e.op, e.left, e.right) if isinstance(e, Arith) else None,
     )
+    return sign
 
 
 def show(ground: Ground) -> str:

@@ -21,18 +21,20 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from gaf.closure import close
-from gaf.derive import Truth, evaluate_rules, holds
+from gaf.derive import Entry, Truth, evaluate_rules, holds
 from gaf.errors import InvalidArithmetic, InvalidRecord, RuleError
 from gaf.ledger import ingest
 from gaf.policies import publish, read_policy, read_rules
 from gaf.projection import project
 from gaf.projection.candidates import evaluate_over
+from gaf.projection.cone import program_of
+from gaf.projection.facts import PolicyFacts
 from gaf.records import Derivation
 from gaf.rules import DerivationRule, compile_rules, parse_clause
 from gaf.types import number_text, to_number
 from tests.conftest import NOW
 from tests.test_rule_program import Facts  # a plain fact base: the given atoms true, every scope open
-from tests.worlds import AT, ORDER, QuantityWorld, quantity_world
+from tests.worlds import AT, ORDER, GroupedWorld, QuantityWorld, grouped_world, quantity_world
 
 #: An unstated member's value, as large as no threshold reaches: the extremes decide every comparison.
 HUGE = 10**6
@@ -146,6 +148,40 @@ def test_an_aggregate_is_exact_over_closed_scopes_and_a_bound_every_completion_r
         for op in ("ge", "le"):
             expected = _oracle(world, kind, op, threshold)
             assert found[f"{kind}_{op}"] == expected, (kind, op, threshold, world)
+
+
+class _EachGroup:
+    """gaf's fact base less what lets an aggregate be read as one join of closed facts
+    (``closed_everywhere``, ``lookup``): every aggregate is evaluated where it is met, one
+    group at a time, as evaluation did before joins."""
+
+    def __init__(self, facts: PolicyFacts):
+        self.facts = facts
+
+    def match(self, predicate: str, subject: Any, obj: Any) -> list[Entry]:
+        return self.facts.match(predicate, subject, obj)
+
+    def closed(self, predicate: str, subject: Any, obj: Any) -> str | None:
+        return self.facts.closed(predicate, subject, obj)
+
+    def sign(self, predicate: str) -> Any:
+        return self.facts.sign(predicate)
+
+
+@settings(max_examples=150)
+@given(world=grouped_world())
+@example(world=GroupedWorld((("order", "order:0", None, "TRUE"), ("line", "line:0", "order:0", "TRUE"), ("amount", "line:0", 4, "TRUE"),
+                             ("line", "line:1", "order:0", "UNKNOWN"), ("amount", "line:1", 2, "TRUE"), ("line", "line:0", "order:0", "TRUE")),
+                            frozenset({"order", "line", "amount"}), frozenset(), True))  # fmt: skip
+def test_an_aggregate_joined_once_for_every_group_concludes_what_evaluating_it_group_by_group_concludes(world):
+    """Every conclusion, justification (premises, their order, closed scopes relied on, what
+    would settle it) and dead end the same, whichever way the members were found."""
+    policy = world.policy()
+    entries = [Entry((p, s, o), Truth[t], f"e{n}") for n, (p, s, o, t) in enumerate(world.facts)]
+    joined = evaluate_rules(program_of(policy), PolicyFacts(policy, entries, AT))
+    each = evaluate_rules(program_of(policy), _EachGroup(PolicyFacts(policy, entries, AT)))
+    assert joined.derived == each.derived
+    assert (joined.open_predicates, joined.rounds, joined.dead_ends) == (each.open_predicates, each.rounds, each.dead_ends)
 
 
 # ---------------------------------------------------------------------- on a store, through the chain

@@ -41,6 +41,10 @@ settle another.
 maps (schema, output statistics, data-quality assertions, column lineage) and unknown ones,
 over a few shared job and dataset names.
 
+``grouped_world()`` draws facts, not claims: many orders with lines and amounts, each
+fact true, unknown or false, some stated twice, some lines in no order, some scopes
+closed — what an aggregate ranges over group by group (``GROUPED_AGGREGATES``).
+
 ``payments_world()`` draws the rent case in small, in memory: several payments and
 instalments, ``allocated(P, R)`` between them, and a closure about one instalment — so a
 verdict rests on atoms about other subjects, most of which cannot move it.
@@ -959,3 +963,76 @@ def pipeline_world(draw: st.DrawFn) -> PipelineWorld:
         failed = done + timedelta(minutes=draw(st.integers(1, 30))) if ending == "complete_then_fail" else done if ending == "fail" else None
         runs.append(PipeRun(i, draw(st.sampled_from(PIPE_JOBS)), began, completed, failed, draw(st.booleans())))
     return PipelineWorld(runs, draw(st.integers(0, len(runs) - 1)))
+
+
+# ---------------------------------------------------------------------- facts in groups, for aggregates
+
+#: Aggregates of every shape an aggregate clause can take over grouped facts: each grouped by
+#: the order its rule's first atom binds (or over everything), reading one, two or three
+#: atoms, a value or an expression of it, constants, a variable read twice, a comparison.
+GROUPED_AGGREGATES = {
+    "sum": "?t = sum ?v over line(?l, ?o), amount(?l, ?v)",
+    "count": "?t = count over line(?l, ?o)",
+    "max": "?t = max ?v over line(?l, ?o), amount(?l, ?v)",
+    "min": "?t = min ?v over line(?l, ?o), amount(?l, ?v)",
+    "doubled": "?t = sum ?v * 2 over line(?l, ?o), amount(?l, ?v)",
+    "priced": "?t = count over line(?l, ?o), amount(?l, ?v)",
+    "again": "?t = sum ?v over line(?l, ?o), amount(?l, ?v), line(?l, ?o)",
+    "fixed": "?t = count over line(?l, ?o), amount(?l, 3)",
+    "self": "?t = count over line(?o, ?o)",
+    "later": "?t = count over amount(?l, 3), line(?l, ?o)",
+    "filtered": "?t = sum ?v over line(?l, ?o), amount(?l, ?v), ?v > 1",
+}
+
+#: What a grouped world's facts may be: true, unknown or false.
+FACT_TRUTHS = ("TRUE", "TRUE", "TRUE", "UNKNOWN", "FALSE")
+
+
+@dataclass(frozen=True)
+class GroupedWorld:
+    """Orders, lines in them and amounts of lines, as a fact base's entries: ``facts`` are
+    (predicate, subject, object, truth) in the order the fact base lists them; ``closed``
+    the predicates declared complete everywhere; ``narrow`` those also declared complete
+    for one subject (where that declaration's id sorts first, it is the one a pattern about
+    that subject names, and no one declaration closes the predicate everywhere)."""
+
+    facts: tuple[tuple[str, str, Any, str], ...]
+    closed: frozenset[str]
+    narrow: frozenset[str]
+    signed: bool
+
+    def policy(self) -> Projection:
+        source = SOURCES[0]
+        predicates = ["order", "line", "amount"]
+        completeness = [{"source": source, "predicate": p, "subject": subject, "valid": VALID, "as_of": "2026-07-10T00:00:00Z"}
+                        for p in predicates for subject in (["*"] if p in self.closed else []) + (["line:0"] if p in self.narrow else [])]  # fmt: skip
+        rules = [{"name": f"agg_{name}", "version": 1, "head": f"agg_{name}(?o, ?t)", "when": ["order(?o)", clause]}
+                 for name, clause in GROUPED_AGGREGATES.items()]  # fmt: skip
+        rules.append({"name": "everything", "version": 1, "head": "everything(?t)", "when": ["?t = count over line(?l, ?o)"]})
+        return Projection(name="grouped", version=1, question="what does each order come to?",
+                          trust=[{"source": source, "predicates": predicates, "authoritative": True}],
+                          completeness=completeness, scope={"period": VALID}, derivation_rules=rules,
+                          conclusions=[r["name"] for r in rules], signs={"amount": "non-negative"} if self.signed else {})  # fmt: skip
+
+
+@st.composite
+def grouped_world(draw) -> GroupedWorld:
+    """A random grouped world: up to five orders and twelve lines, each line in an order (or
+    in one nobody ordered, or in none), up to two amounts a line, facts stated twice."""
+    orders = draw(st.integers(0, 5))
+    lines = draw(st.integers(0, 12))
+    signed = draw(st.booleans())
+    values = st.integers(0, 9) if signed else st.integers(-3, 9)
+    truths = st.sampled_from(FACT_TRUTHS)
+    facts: list[tuple[str, str, Any, str]] = [("order", f"order:{g}", None, draw(truths)) for g in range(orders)]
+    facts += [("line", f"order:{g}", f"order:{g}", draw(truths)) for g in range(orders) if draw(st.booleans())]  # an order its own line
+    for i in range(lines):
+        for g in draw(st.lists(st.integers(0, orders), max_size=2)):  # order:{orders}: one nobody ordered
+            facts.append(("line", f"line:{i}", f"order:{g}", draw(truths)))
+        for v in draw(st.lists(values, max_size=2)):
+            facts.append(("amount", f"line:{i}", v, draw(truths)))
+    facts += draw(st.lists(st.sampled_from(facts), max_size=3)) if facts else []  # stated twice
+    order = draw(st.permutations(range(len(facts))))
+    closed = draw(st.sets(st.sampled_from(["order", "line", "amount"])))
+    narrow = draw(st.sets(st.sampled_from(["line", "amount"])))
+    return GroupedWorld(tuple(facts[i] for i in order), frozenset(closed), frozenset(narrow), signed)

@@ -98,6 +98,26 @@ class PolicyFacts:
             return ""  # a functional predicate with its one value accepted: no other value holds
         return None
 
+    def closed_everywhere(self, predicate: str) -> str | None:
+        """The declaration ``closed`` names for every pattern of a predicate, if one does: a
+        predicate of the facts (neither derived nor one value per subject, which ``closed``
+        and ``match`` read otherwise) whose first declaration in id order covers any
+        subject and any object. An aggregate over such predicates is a plain join."""
+        if predicate in self.derived or predicate in self.functional:
+            return None
+        declared = self._declared.get(predicate)
+        if declared and declared[0].subject == "*" and declared[0].object == "*":
+            return declared[0].id
+        return None
+
+    def lookup(self, predicate: str, position: int) -> Any:
+        """A predicate's entries as ``match`` reads them, for a join: by subject (``position``
+        1) or by object (2), each list in the fact base's order, or all of them (0). Only for
+        a predicate ``closed_everywhere`` names, whose entries ``match`` returns as they are."""
+        if position == 0:
+            return self.by_pred.get(predicate, [])
+        return _indexed(self._by_subject if position == 1 else self._by_object, self.by_pred, predicate, position)
+
     def _may_derive(self, predicate: str, subject: Any, obj: Any) -> bool:
         """Whether some body of a rule for predicate(subject, obj) is not false, top-down."""
         ground = (predicate, subject, obj)
