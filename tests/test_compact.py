@@ -116,6 +116,7 @@ def test_a_compaction_killed_before_its_copy_is_in_place_leaves_the_store_as_it_
     killed = subprocess.run([sys.executable, "-c", KILLED_BEFORE_THE_RENAME, str(path)], capture_output=True, text=True, timeout=120)
     assert killed.returncode == 9, killed.stderr
     assert (tmp_path / "rent.lbug.compacting").exists()  # the copy it made, never put in place
+    assert (tmp_path / "rent.lbug.compacting.parts").is_dir()  # and the folder it copied big tables through
     assert _read_back(path) == held
     # The next writer removes the stale copy; the store verifies and holds what it held.
     verified = runner.invoke(app, ["verify", "--store", str(path), "--json"])
@@ -125,6 +126,7 @@ def test_a_compaction_killed_before_its_copy_is_in_place_leaves_the_store_as_it_
     store = LadybugStore(path)
     store.close()
     assert not (tmp_path / "rent.lbug.compacting").exists()
+    assert not (tmp_path / "rent.lbug.compacting.parts").exists()
 
 
 def test_a_reader_cannot_compact(tmp_path):
@@ -160,11 +162,11 @@ def test_gaf_compact_on_neo4j_says_there_is_nothing_to_compact(neo4j_store):
     assert json.loads(done.stdout) == {"compacted": False, "store": neo4j_store.location, "why": "Neo4j manages its own store files"}
 
 
-COMPACT_IN_CHUNKS_OF_THREE = """
+COMPACT_THROUGH_FILES = """
 import sys
 import gaf.store.ladybug_compact as compacting
 from gaf.store.ladybug import LadybugStore
-compacting.COPY_ROWS = 3  # every kind with more than three records goes by COPY, three rows at a time
+compacting.COPY_ROWS = 3  # every kind with more than three records goes by COPY, through a Parquet file
 store = LadybugStore(sys.argv[1])
 store.auto_compact = False
 print(store.compact().nodes)
@@ -172,16 +174,20 @@ store.close()
 """
 
 
-def test_compacting_by_copy_in_many_chunks_keeps_everything(tmp_path):
-    # In a process of its own: the second COPY of one statement's text crashed LadybugDB's binding.
-    path = tmp_path / "rent.lbug"
+@pytest.mark.parametrize("folder", ["plain", "o'brien"], ids=["beside-the-store", "a-quote-in-the-path"])
+def test_compacting_big_tables_through_files_keeps_everything(tmp_path, folder):
+    # In a process of its own, so COPY_ROWS is set before anything reads it. A path that cannot be
+    # written into a statement as it is sends the files to a temporary folder instead.
+    path = tmp_path / folder / "rent.lbug"
+    path.parent.mkdir()
     for file in ("claims.yaml", "authority.yaml"):
         assert runner.invoke(app, ["ingest", str(RENT / file), "--store", str(path), "--at", "2026-07-12T09:00:00Z"]).exit_code == 0
     held = _read_back(path)
-    done = subprocess.run([sys.executable, "-c", COMPACT_IN_CHUNKS_OF_THREE, str(path)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", COMPACT_THROUGH_FILES, str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     assert int(done.stdout) == len(held["nodes"])
     assert _read_back(path) == held
+    assert not list(path.parent.glob("rent.lbug.compacting*"))  # nor the folder the files went through
 
 
 def _key_indexed(path: Path) -> set[str]:

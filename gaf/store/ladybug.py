@@ -21,7 +21,7 @@ import ladybug
 
 from gaf.errors import InvalidQuery, ReadOnlyViolation, StoreError, StoreLocked, StoreUnavailable
 from gaf.store.base import BULK_BATCH, Compacted, GafStore, Tx, WriteReport
-from gaf.store.ladybug_compact import compact_file, discard, put_in_place, rows_of, without_key_index, worth_compacting
+from gaf.store.ladybug_compact import copy_path, discard, export, put_in_place, rows_of, scratch, without_key_index, worth_compacting, write_copy
 from gaf.store.schema import SCHEMA_VERSION, graph_schema
 
 T = TypeVar("T")
@@ -327,11 +327,21 @@ class LadybugStore(GafStore):
         except RuntimeError as exc:
             raise _refused(exc, f"checkpointing {self.location}") from None
         before = target.stat().st_size
+        copy = copy_path(target)
+        discard(copy)  # a copy left by a compaction that was killed
+        counted: list[int] = []
+
+        def write_and_put_in_place() -> None:  # while the store is closed: one database open at a time
+            counted.extend(write_copy(copy, exported, cache_mb=self.cache_mb))
+            put_in_place(copy, target)
+
         try:
-            copy, nodes, relationships = compact_file(target, self._conn, cache_mb=self.cache_mb)
+            with scratch(copy) as folder:
+                exported = export(self._conn, folder)
+                self._reopen(between=write_and_put_in_place)
         except RuntimeError as exc:
             raise _refused(exc, f"compacting {self.location}") from None
-        self._reopen(between=lambda: put_in_place(copy, target))
+        nodes, relationships = counted
         return Compacted(self.location, before, target.stat().st_size, nodes, relationships, time.perf_counter() - started)
 
     def close(self) -> None:

@@ -20,6 +20,8 @@ page per column of each kind that holds a record.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,7 +33,8 @@ import ladybug
 from gaf.errors import StoreError
 from gaf.store.schema import graph_schema
 
-#: Rows one ``COPY`` carries from the old file to the new one.
+#: A table or relationship pair with more rows than this is copied by ``COPY``, through a file;
+#: the others by ``CREATE``, all in one transaction.
 COPY_ROWS = 10_000
 #: A writer compacts its store when it closes it, once the file is at least this big …
 AUTO_COMPACT_FROM = 16 << 20
@@ -141,16 +144,13 @@ class _Catalog:
         return out
 
 
-#: The name a ``COPY`` gives its rows, numbered for each chunk (``_copy_parts`` says why).
-_CHUNK = "chunk_row"
-
-
 @dataclass(frozen=True)
 class _Part:
     """One node table, or one relationship type between one pair of labels, to copy: how its
     rows are read, and written either by ``CREATE`` inside a transaction shared with the other
     small parts (a ``COPY`` is its own transaction, 17 ms however few its rows) or, past
-    ``COPY_ROWS``, by ``COPY``, which finds a relationship's ends by their keys."""
+    ``COPY_ROWS``, by ``COPY`` from a Parquet file the old database wrote them to (``_FILE`` in
+    ``copy`` stands for its path), which finds a relationship's ends by their keys."""
 
     name: str
     read: str
@@ -160,36 +160,73 @@ class _Part:
     @staticmethod
     def node(label: str, names: list[str]) -> _Part:
         values = [f"r.c{i}" for i in range(len(names))]
-        chunked = [f"{_CHUNK}.c{i}" for i in range(len(names))]
-        return _Part(label, f"MATCH (n:`{label}`) RETURN " + ", ".join(f"n.`{name}`" for name in names),
+        return _Part(label, f"MATCH (n:`{label}`) RETURN " + ", ".join(f"n.`{name}` AS c{i}" for i, name in enumerate(names)),
                      f"UNWIND $rows AS r CREATE (:`{label}` {{" + ", ".join(f"`{n}`: {v}" for n, v in zip(names, values, strict=True)) + "})",
-                     f"COPY `{label}` FROM (UNWIND $rows AS {_CHUNK} RETURN {', '.join(chunked)})")  # fmt: skip
+                     f"COPY `{label}` FROM '{_FILE}'")  # fmt: skip
 
     @staticmethod
     def rel(rel: str, a: str, b: str, props: list[str]) -> _Part:
         values = [f"r.c{i}" for i in range(2 + len(props))]
-        chunked = [f"{_CHUNK}.c{i}" for i in range(2 + len(props))]
         fields = ", ".join(f"`{n}`: {v}" for n, v in zip(props, values[2:], strict=True))
-        return _Part(f"{rel}:{a}->{b}", f"MATCH (s:`{a}`)-[r:`{rel}`]->(t:`{b}`) RETURN " + ", ".join(["s.id", "t.id", *(f"r.`{n}`" for n in props)]),
+        read = ", ".join(f"{column} AS c{i}" for i, column in enumerate(["s.id", "t.id", *(f"r.`{n}`" for n in props)]))
+        return _Part(f"{rel}:{a}->{b}", f"MATCH (s:`{a}`)-[r:`{rel}`]->(t:`{b}`) RETURN {read}",
                      f"UNWIND $rows AS r MATCH (s:`{a}` {{id: r.c0}}), (t:`{b}` {{id: r.c1}}) CREATE (s)-[:`{rel}` {{{fields}}}]->(t)",
-                     f"COPY `{rel}` FROM (UNWIND $rows AS {_CHUNK} RETURN {', '.join(chunked)}) (from='{a}', to='{b}')")  # fmt: skip
+                     f"COPY `{rel}` FROM '{_FILE}' (from='{a}', to='{b}')")  # fmt: skip
 
 
-def _copy_parts(source: ladybug.Connection, target: ladybug.Connection, parts: list[_Part], counts: dict[str, int],
-                few: frozenset[str] = frozenset()) -> int:  # fmt: skip
-    """Copy ``parts``: the small ones in one transaction, then each big one by ``COPY``s. A table
-    without a key index (``few``) is always copied the first way: LadybugDB takes a ``COPY`` into
-    such a table only while it is empty, and these hold few rows."""
+#: Where a ``COPY`` statement names its file.
+_FILE = "<file>"
 
-    def small(part: _Part) -> bool:
-        return 0 < counts[part.name] and (counts[part.name] <= COPY_ROWS or part.name in few)
 
+@dataclass
+class Exported:
+    """What a store's file holds, read out of it for a compacted copy, so that the copy is
+    written with the old database closed (two databases open at once took twice the memory):
+    its tables, the rows of each table and relationship pair, the small parts' rows, and the
+    Parquet file each big part was written to."""
+
+    catalog: _Catalog
+    counts: dict[str, int]
+    nodes: list[_Part]
+    rels: list[_Part]
+    rows: dict[str, list[list[dict[str, Any]]]]
+    files: dict[str, Path]
+
+
+def export(source: ladybug.Connection, folder: Path) -> Exported:
+    """Read what ``source`` holds for a copy: a table or relationship pair of at most
+    ``COPY_ROWS`` rows (or without a key index, ``Record.FEW``: LadybugDB takes a ``COPY`` into
+    such a table only while it is empty, and these hold few rows) into lists, each bigger one
+    into a Parquet file in ``folder``, which LadybugDB writes and later reads without the rows
+    passing through Python (passing them as parameters of a ``COPY`` took several times the
+    table's size in memory)."""
+    catalog = _Catalog.read(source)
+    few = graph_schema().few
+    counts = catalog.counts(source)
+    nodes = [_Part.node(label, [name for name, _, _ in columns]) for label, columns in catalog.nodes.items()]
+    rels = [_Part.rel(rel, a, b, [name for name, _ in props]) for rel, (pairs, props) in catalog.rels.items() for a, b in pairs]
+    rows: dict[str, list[list[dict[str, Any]]]] = {}
+    files: dict[str, Path] = {}
+    for n, part in enumerate([*nodes, *rels]):
+        if not counts[part.name]:
+            continue
+        if counts[part.name] <= COPY_ROWS or part.name in few:
+            rows[part.name] = list(_stream(source, part.read))
+        else:
+            files[part.name] = folder / f"{n}.parquet"
+            source.execute(f"COPY ({part.read}) TO '{files[part.name]}'")
+    return Exported(catalog, counts, nodes, rels, rows, files)
+
+
+def _copy_parts(target: ladybug.Connection, parts: list[_Part], exported: Exported) -> int:
+    """Write ``parts`` into ``target``: the small ones in one transaction (a ``COPY`` is its own,
+    17 ms however few its rows), then each big one by one ``COPY`` from its file, removed once
+    copied."""
     target.execute("BEGIN TRANSACTION")
     try:
         for part in parts:
-            if small(part):
-                for chunk in _stream(source, part.read):
-                    target.execute(part.create, {"rows": chunk})
+            for chunk in exported.rows.get(part.name, ()):
+                target.execute(part.create, {"rows": chunk})
         target.execute("COMMIT")
     except BaseException:
         try:
@@ -198,47 +235,42 @@ def _copy_parts(source: ladybug.Connection, target: ladybug.Connection, parts: l
             pass  # LadybugDB already rolled back the transaction a failed statement was in
         raise
     for part in parts:
-        if counts[part.name] and not small(part):
-            for n, chunk in enumerate(_stream(source, part.read)):
-                # Each COPY its own text (the row's name numbered): LadybugDB 0.22 crashes the
-                # process when its Python binding runs a cached plan of a COPY FROM a subquery again.
-                target.execute(part.copy.replace(_CHUNK, f"r{n}"), {"rows": chunk})
-    return sum(counts[part.name] for part in parts)
+        file = exported.files.get(part.name)
+        if file is not None:
+            target.execute(part.copy.replace(_FILE, str(file)))
+            file.unlink()
+    return sum(exported.counts[part.name] for part in parts)
 
 
-def copy_into(source: ladybug.Connection, target: ladybug.Connection) -> tuple[int, int]:
-    """Declare in ``target`` (an empty database) every table ``source`` declares and copy every
-    row and relationship, nodes first; the counts of each table and pair are compared after.
-    Answers (rows, relationships) copied."""
-    catalog = _Catalog.read(source)
-    few = graph_schema().few
-    catalog.declare(target, few)
-    before = catalog.counts(source)
-    nodes = _copy_parts(source, target, [_Part.node(label, [name for name, _, _ in columns]) for label, columns in catalog.nodes.items()],
-                        before, few)  # fmt: skip
-    rels = [_Part.rel(rel, a, b, [name for name, _ in props]) for rel, (pairs, props) in catalog.rels.items() for a, b in pairs]
-    relationships = _copy_parts(source, target, rels, before)
-    after = catalog.counts(target)
-    if before != after:
-        differ = sorted(name for name in before if before[name] != after.get(name))
+def copy_into(exported: Exported, target: ladybug.Connection) -> tuple[int, int]:
+    """Declare in ``target`` (an empty database) every table the exported file declares and write
+    every row and relationship, nodes first; the counts of each table and pair are compared
+    after. Answers (rows, relationships) copied."""
+    exported.catalog.declare(target, graph_schema().few)
+    nodes = _copy_parts(target, exported.nodes, exported)
+    relationships = _copy_parts(target, exported.rels, exported)
+    after = exported.catalog.counts(target)
+    if exported.counts != after:
+        differ = sorted(name for name in exported.counts if exported.counts[name] != after.get(name))
         raise StoreError(f"the compacted copy does not hold what the store holds: {', '.join(differ[:5])}",
                          hint="the store is left as it was; report this with the output of `gaf verify`")  # fmt: skip
     return nodes, relationships
 
 
-def compact_file(target: Path, source: ladybug.Connection, *, cache_mb: int | None) -> tuple[Path, int, int]:
-    """Write the compacted copy of the database ``source`` reads (the store at ``target``) beside
-    it, at ``<target>.compacting``, checkpointed, closed and flushed to disk; answers its path and
-    what it copied. The store itself is not touched: putting the copy in its place is the caller's
-    (``LadybugStore.compact``), once it has closed the store. A copy left by a compaction that was
-    killed is removed first."""
-    copy = target.with_name(target.name + ".compacting")
-    discard(copy)
+def copy_path(target: Path) -> Path:
+    """Where the compacted copy of the store at ``target`` is written, beside it."""
+    return target.with_name(target.name + ".compacting")
+
+
+def write_copy(copy: Path, exported: Exported, *, cache_mb: int | None) -> tuple[int, int]:
+    """Write the compacted copy of an exported store at ``copy``, checkpointed, closed and
+    flushed to disk; answers what it copied. The store itself is not touched: putting the copy
+    in its place is the caller's (``LadybugStore.compact``). On failure the copy is removed."""
     database = ladybug.Database(str(copy), buffer_pool_size=(cache_mb or 0) * 2**20)
     try:
         conn = ladybug.Connection(database)
         try:
-            counted = copy_into(source, conn)
+            counted = copy_into(exported, conn)
             conn.execute("CHECKPOINT")
         finally:
             conn.close()
@@ -250,13 +282,34 @@ def compact_file(target: Path, source: ladybug.Connection, *, cache_mb: int | No
     copy.chmod(0o600)
     with open(copy, "rb") as handle:
         os.fsync(handle.fileno())
-    return copy, *counted
+    return counted
+
+
+@contextmanager
+def scratch(copy: Path) -> Iterator[Path]:
+    """A directory for the files big tables are copied through, removed after: beside the copy
+    (``<copy>.parts``, which a killed compaction's successor removes with the copy, ``discard``),
+    or, where that path could not be written into a statement as it is, a temporary directory."""
+    where = str(copy.resolve())
+    if "'" in where or "\\" in where:
+        with tempfile.TemporaryDirectory(prefix="gaf-compacting-") as elsewhere:
+            yield Path(elsewhere)
+        return
+    beside = copy.with_name(copy.name + ".parts")
+    beside.mkdir(mode=0o700)
+    try:
+        yield beside.resolve()
+    finally:
+        shutil.rmtree(beside, ignore_errors=True)
 
 
 def discard(copy: Path) -> None:
-    """Remove a compacted copy and anything LadybugDB kept beside it."""
+    """Remove a compacted copy and anything LadybugDB or the copying kept beside it."""
     for path in (copy, *copy.parent.glob(copy.name + ".*")):
-        path.unlink(missing_ok=True)
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def put_in_place(copy: Path, target: Path) -> None:
