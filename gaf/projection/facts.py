@@ -60,11 +60,11 @@ class PolicyFacts:
 
     def match(self, predicate: str, subject: Any, obj: Any) -> list[Entry]:
         if subject is not None:
-            found = _indexed(self._by_subject, self.by_pred, predicate, 1).get(subject, [])
+            found = self.lookup(predicate, 1).get(subject, [])
             if obj is not None:
                 found = [e for e in found if e.ground[2] == obj]
         elif obj is not None:
-            found = _indexed(self._by_object, self.by_pred, predicate, 2).get(obj, [])
+            found = self.lookup(predicate, 2).get(obj, [])
         else:
             found = self.by_pred.get(predicate, [])
         if predicate not in self.functional:
