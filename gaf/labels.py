@@ -47,9 +47,9 @@ class Labels:
         self.records.update(self.store.get_many({i for i in wanted if i not in self.records}))
         second = set()
         for i in wanted:
-            r = self.records.get(i)
+            fields = getattr(self.records.get(i), "__dict__", {})  # a record's fields, without pydantic's lookup of a missing one
             for name in NAMED_BY:
-                ref = getattr(r, name, None)
+                ref = fields.get(name)
                 if isinstance(ref, str) and WHOLE_ID.match(ref) and ref not in self.records:
                     second.add(ref)
         self.records.update(self.store.get_many(second))
