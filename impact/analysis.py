@@ -10,9 +10,11 @@ closure, verdict and action on it, is invalidated.
 The walk is a breadth-first search run as Cypher in one read transaction. On
 Neo4j the whole report is one statement (a pruning breadth-first expand over the
 dependency relationships, the edges among what it reached, and the sibling facts
-support counting needs); as-of questions, time limits and LadybugDB walk level by
-level, one batched statement per label per level. Limits on depth, count and time
-are explicit, and a report that hit one says so: impact is never truncated silently.
+support counting needs), as on LadybugDB within its bound on hops; as-of questions
+walk level by level, one batched statement per label per level, and so does a walk
+whose one statement overran its time limit (to say at which depth the limit stops it).
+Limits on depth, count and time are explicit, and a report that hit one says so:
+impact is never truncated silently.
 """
 
 from __future__ import annotations
@@ -258,8 +260,13 @@ def _walk(
 ) -> ImpactReport:  # fmt: skip
     stamp = format_instant(as_of) if as_of else None
     expanded = None
-    if stamp is None and limits.seconds is None:
+    if stamp is None:
+        # One statement, bounded by the count limit; under a time limit it is kept only if it finished within
+        # it, else the level-wise walk says at which depth the limit stops it (as it would have from the start).
+        started = time.monotonic()
         expanded = _expand_at_once(q, triggers, limits)
+        if limits.seconds is not None and time.monotonic() - started > limits.seconds:
+            expanded = None
     if expanded is None:
         if required is not None and not q.has(required):
             raise UnknownReference(f"no {kind_prefix(required)} {required} in {q.location}")

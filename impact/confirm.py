@@ -278,8 +278,8 @@ def confirm(
             key = (closure.gaf, closure.rules)
             if key not in bases:
                 gaf = read.gafs[closure.gaf]
-                bases[key] = _basis(gaf, read.rules[closure.rules], read.reviews[gaf.id], before, after, sources)
-            impact = _recompute(closure, read.verdicts.get(closure.id), policy, before, after, bases[key], scores)
+                bases[key] = _basis(policy, gaf, read.rules[closure.rules], read.reviews[gaf.id], before, after, sources)
+            impact = _recompute(closure, read.verdicts.get(closure.id), bases[key], scores)
             out.recomputed += 1
             done += 1
             progress(CONFIRMING, done, out.reached)
@@ -366,10 +366,16 @@ class _Basis:
     facts: list[FactChange]
     gained: list[str]
     resettled: list[str]
+    #: the fact bases judged, before and after the change (and after, with what awaits review accepted):
+    #: one each for every closure of the GAF, so each predicate is indexed once, not once a subject
+    judged_before: PolicyFacts
+    judged_after: PolicyFacts
+    judged_waiting: PolicyFacts | None
 
 
 def _basis(
-    gaf: GAF, rules: VerdictRules, review: ReviewPolicy, before: Evaluated, after: Evaluated, sources: dict[str, str],
+    policy: Projection, gaf: GAF, rules: VerdictRules, review: ReviewPolicy, before: Evaluated, after: Evaluated,
+    sources: dict[str, str],
 ) -> _Basis:  # fmt: skip
     kept = set(gaf.facts)
     accepted_before = [c for c in before.candidates if c.fact.id in kept]
@@ -378,28 +384,30 @@ def _basis(
     accepted_after, routed = review.split(after)
     stated_before = {c.proposition.id: c.proposition for c in accepted_before}
     stated_after = {c.proposition.id: c.proposition for c in accepted_after}
+    waiting = [c for c in routed if c.fact.id not in previously_routed]
     return _Basis(
         rules=rules,
         accepted_before=accepted_before,
         accepted_after=accepted_after,
-        waiting=[c for c in routed if c.fact.id not in previously_routed],
+        waiting=waiting,
         facts=_fact_changes(before, accepted_before, after, accepted_after, sources),
         gained=sorted(text(stated_after[p]) for p in stated_after.keys() - stated_before.keys()),
         resettled=sorted(f"{text(p)} {tag}" for tag, p in _settled(before) ^ _settled(after)),
+        judged_before=_judged_facts(policy, before, accepted_before),
+        judged_after=_judged_facts(policy, after, accepted_after),
+        judged_waiting=_judged_facts(policy, after, accepted_after + waiting) if waiting else None,
     )
 
 
-def _recompute(
-    closure: Closure, stored: Verdict | None, policy: Projection, before: Evaluated, after: Evaluated, b: _Basis, scores: Scores,
-) -> ClosureImpact:  # fmt: skip
+def _recompute(closure: Closure, stored: Verdict | None, b: _Basis, scores: Scores) -> ClosureImpact:
     rules = b.rules
-    base = _judge(rules, policy, before, b.accepted_before, closure.subject, scores)
-    now = _judge(rules, policy, after, b.accepted_after, closure.subject, scores)
+    base = judge(rules, b.judged_before, subject=closure.subject, scores=scores)
+    now = judge(rules, b.judged_after, subject=closure.subject, scores=scores)
     impact = ClosureImpact(closure.id, closure.subject, "unaffected", _judged(stored if stored is not None else base), _judged(now))
     impact.rules_moved = sorted(r.name for r, was in zip(now.rules, base.rules, strict=True) if r.activation != was.activation)
     impact.facts, impact.gained, impact.resettled = b.facts, b.gained, b.resettled
     impact.awaiting_review = sorted(text(c.proposition) for c in b.waiting)
-    if b.waiting and _key(_judge(rules, policy, after, b.accepted_after + b.waiting, closure.subject, scores)) != _key(now):
+    if b.judged_waiting is not None and _key(judge(rules, b.judged_waiting, subject=closure.subject, scores=scores)) != _key(now):
         impact.outcome = "needs_review"
     elif _key(now) != _key(base):
         impact.outcome = "verdict_changed"
@@ -428,14 +436,13 @@ def _at(at: datetime | None) -> str:
     return format_instant(at) if at is not None else "…"
 
 
-def _judge(rules: VerdictRules, policy: Projection, evaluated: Evaluated, accepted: list[Candidate], subject: str,
-           scores: Scores) -> Judgement:  # fmt: skip
-    """The verdict on a GAF of these accepted candidates (as ``close`` judges a stored GAF);
-    ``scores``, the weighings one confirmation has made (``gaf.verdict.judge``)."""
+def _judged_facts(policy: Projection, evaluated: Evaluated, accepted: list[Candidate]) -> PolicyFacts:
+    """The fact base a GAF of these accepted candidates is judged on (as ``close`` judges a stored GAF):
+    each accepted fact true, each unresolved proposition unknown, each rejected one false."""
     entries = [Entry(ground_of(c.proposition), Truth.TRUE, c.fact.id) for c in accepted]
     entries += [Entry(ground_of(p), Truth.UNKNOWN, p.id) for p in evaluated.unresolved]
     entries += [Entry(ground_of(p), Truth.FALSE, p.id) for p in evaluated.rejected]
-    return judge(rules, PolicyFacts(policy, entries, evaluated.as_of), subject=subject, scores=scores)
+    return PolicyFacts(policy, entries, evaluated.as_of)
 
 
 def _fact_changes(

@@ -7,6 +7,7 @@ import json
 from collections import defaultdict
 from datetime import datetime, timezone
 from html.parser import HTMLParser
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -260,7 +261,12 @@ def oracle(records, trigger: str) -> dict[str, str]:
 _EXAMPLES = itertools.count()
 
 
-def _check_random_graphs(store, data, expands_at_once: bool = True) -> None:
+def _levelwise(monkeypatch) -> None:
+    """The walk made level by level, as when the store cannot expand in one statement (an as-of question)."""
+    monkeypatch.setattr(impact.analysis, "_expand_at_once", lambda *_: None)
+
+
+def _check_random_graphs(store, data, monkeypatch, expands_at_once: bool = True) -> None:
     tag = f"g{next(_EXAMPLES)}"  # each example's records are its own, though they share one store
     records, sources = data.draw(provenance(tag))
     store.put(records, at=NOW)
@@ -271,18 +277,23 @@ def _check_random_graphs(store, data, expands_at_once: bool = True) -> None:
     assert {a.id: a.status for a in report.affected} == oracle(records, trigger)
     if expands_at_once:  # the report above came from the store's one expansion, not the level-wise walk
         assert store.snapshot(lambda q: q.reach([trigger], impact.analysis.DEPENDENCY, depth=64, cap=10**6)) is not None
-    # A time limit forces the level-wise expansion (Neo4j otherwise expands in one
-    # statement): both must give the same report, paths and edges included.
-    levelwise = impact.walk(store, {trigger: "positive"}, trigger={"kind": "source_invalidated", "id": trigger},
-                            limits=impact.analysis.Limits(seconds=600))  # fmt: skip
+    # The level-wise expansion (what as-of questions walk, and a walk whose one statement overran its time
+    # limit) must give the same report, paths and edges included.
+    with monkeypatch.context() as m:
+        _levelwise(m)
+        levelwise = impact.walk(store, {trigger: "positive"}, trigger={"kind": "source_invalidated", "id": trigger})
     assert [a.to_dict() for a in levelwise.affected] == [a.to_dict() for a in report.affected]
     assert levelwise.edges == report.edges
+    # Under a time limit it keeps to, the one statement is kept: the same report again.
+    limited = impact.walk(store, {trigger: "positive"}, trigger={"kind": "source_invalidated", "id": trigger},
+                          limits=impact.analysis.Limits(seconds=600))  # fmt: skip
+    assert [a.to_dict() for a in limited.affected] == [a.to_dict() for a in report.affected]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.data())
-def test_random_graphs_agree_with_an_independent_walk_on_ladybug(ladybug_store, data):
-    _check_random_graphs(ladybug_store, data)
+def test_random_graphs_agree_with_an_independent_walk_on_ladybug(ladybug_store, monkeypatch, data):
+    _check_random_graphs(ladybug_store, data, monkeypatch)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -294,24 +305,27 @@ def test_random_graphs_agree_when_ladybug_expands_fewer_hops_than_the_walk_needs
     from gaf.store import questions
 
     monkeypatch.setattr(questions, "LADYBUG_MAX_HOPS", 2)
-    _check_random_graphs(ladybug_store, data, expands_at_once=False)
+    _check_random_graphs(ladybug_store, data, monkeypatch, expands_at_once=False)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.data())
-def test_random_graphs_agree_with_an_independent_walk_on_neo4j(neo4j_store, data):
-    _check_random_graphs(neo4j_store, data)
+def test_random_graphs_agree_with_an_independent_walk_on_neo4j(neo4j_store, monkeypatch, data):
+    _check_random_graphs(neo4j_store, data, monkeypatch)
 
 
-def test_an_unknown_or_mistyped_trigger_is_a_typed_error_that_names_it(store):
+def test_an_unknown_or_mistyped_trigger_is_a_typed_error_that_names_it(store, monkeypatch):
     from gaf.errors import UnknownReference
 
     load(store)
     missing = "source:" + "0" * 64
     with pytest.raises(UnknownReference, match=missing):
         impact.source_invalidated(store, missing)
-    with pytest.raises(UnknownReference, match=missing):  # the level-wise expansion checks too
+    with pytest.raises(UnknownReference, match=missing):  # under a time limit
         impact.source_invalidated(store, missing, limits=impact.analysis.Limits(seconds=60))
+    _levelwise(monkeypatch)
+    with pytest.raises(UnknownReference, match=missing):  # the level-wise expansion checks too
+        impact.source_invalidated(store, missing)
     with pytest.raises(InvalidRecord, match="is not a claim id"):
         impact.claim_retracted(store, missing)
 
@@ -339,6 +353,20 @@ def test_a_count_limit_cuts_the_one_statement_walk_and_says_so(store):
     assert full.complete and not cut.complete and "count limit 3" in cut.cut[0]
     with pytest.raises(InvalidRecord):
         impact.analysis.Limits(depth=0)
+
+
+def test_a_time_limit_the_one_statement_walk_overran_is_walked_level_by_level_and_says_where_it_stopped(store, monkeypatch):
+    close_both(store)
+    (ledger,) = store.find("source", key="bank-ledger")
+    within = impact.source_invalidated(store, ledger.id, limits=impact.analysis.Limits(seconds=600))
+    assert within.complete and within.affected == impact.source_invalidated(store, ledger.id).affected
+    # The walk's clock (only its: the store's driver keeps the real one), each reading 10 s after the last:
+    # the one statement took 10 s, over a limit of 5.
+    ticks = itertools.count(step=10)
+    monkeypatch.setattr(impact.analysis, "time", SimpleNamespace(monotonic=lambda: float(next(ticks))))
+    over = impact.walk(store, {ledger.id: "positive"}, trigger={"kind": "source_invalidated", "id": ledger.id},
+                       limits=impact.analysis.Limits(seconds=5))  # fmt: skip
+    assert not over.complete and over.cut == ["time limit 5 s reached at depth 0"] and not over.affected
 
 
 # ---------------------------------------------------------------------- confirmation by recomputation

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
+from enum import Enum
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
@@ -84,7 +85,7 @@ def max_record_bytes() -> int:
     return _LIMITS.get().max_record_bytes
 
 
-_SHARED: dict[tuple[type, str], Any] = {}
+_SHARED: dict[tuple[type, Any], Any] = {}
 K = typing.TypeVar("K")
 V = typing.TypeVar("V")
 _SHARED_MAX = 50_000
@@ -102,6 +103,23 @@ def kept(cache: dict[K, V], most: int, key: K, make: Callable[[], V], *, keep: b
                 cache.clear()
             cache[key] = found
     return found
+
+
+def _plain_key(cls: type, fields: dict[str, Any]) -> tuple[type, Any] | None:
+    """A ``Record.shared`` key without JSON, when every field is text, an integer, a flag, None, an
+    enumeration's member or a list of texts (most records a projection builds): each value with its
+    exact type, so 1, 1.0 and True are three keys, as their JSON is. None for anything else (a
+    number that is not an integer, a nested model), which is keyed by its JSON."""
+    out = []
+    for name, value in fields.items():
+        kind = type(value)
+        if kind is str or kind is int or kind is bool or value is None or isinstance(value, Enum):
+            out.append((name, kind, value))
+        elif (kind is list or kind is tuple) and all(type(v) is str for v in value):
+            out.append((name, kind, tuple(value)))
+        else:
+            return None
+    return (cls, tuple(out))
 
 
 def _shared_key(value: Any) -> Any:
@@ -191,10 +209,12 @@ class Record(Value):
         before instead of validating and hashing them again. Keyed by the fields as
         given (nested models by their JSON, tagged); the cache is dropped whole when it
         grows past ``_SHARED_MAX`` entries, so "once" is per cache generation."""
-        try:
-            key = (cls, json.dumps(fields, sort_keys=True, default=_shared_key))
-        except TypeError:
-            return cls(**fields)  # a field the key cannot spell out: build it afresh
+        key: tuple[type, Any] | None = _plain_key(cls, fields)
+        if key is None:
+            try:
+                key = (cls, json.dumps(fields, sort_keys=True, default=_shared_key))
+            except TypeError:
+                return cls(**fields)  # a field the key cannot spell out: build it afresh
         return kept(_SHARED, _SHARED_MAX, key, lambda: cls(**fields))  # type: ignore[no-any-return]
 
     @model_validator(mode="after")
