@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
-from operator import itemgetter
+from operator import is_, itemgetter
 from typing import Any, Literal, NamedTuple, Protocol
 
 from gaf.arith import Bound, Sign, aggregate, apply, bare_members, compare, in_unit, sign_of
@@ -1139,6 +1139,8 @@ def solutions(clauses: Sequence[Clause], facts: FactBase, binding: dict[str, Any
 #: 2026-12-06: 10 rules 824 → 593 µs a judgement, 100 rules 8,062 → 5,579 µs).
 _CONDITIONS: dict[tuple[tuple[Clause, ...], frozenset[str], bool], _Body] = {}
 _CONDITIONS_MAX = 10_000
+#: The last condition compiled for each sequence of clauses, by the sequence's identity, with its clauses (``_condition``).
+_BY_IDENTITY: dict[int, tuple[tuple[Clause, ...], frozenset[str], bool, _Body]] = {}
 
 
 def _condition_body(clauses: tuple[Clause, ...], bound: frozenset[str], by_ref: dict[str, DerivationRule], strict: bool) -> _Body:
@@ -1153,15 +1155,25 @@ def _condition(
 ) -> tuple[_State, list[_Branch]]:
     """A condition evaluated as the one body of a rule nothing reads: the state it runs in
     (its dead ends are read after), and each way it holds or might."""
-    key = (tuple(clauses), frozenset(binding), strict)
-    try:
-        keyed = not by_ref and hash(key) is not None  # rule references are resolved against the rules given: not kept
-    except TypeError:  # a clause that cannot be a key (an aggregate holds a list of clauses): compiled for this call
-        keyed = False
-    if keyed:
-        condition = kept(_CONDITIONS, _CONDITIONS_MAX, key, lambda: _condition_body(key[0], key[1], {}, strict))
+    bound = frozenset(binding)
+    # The same clauses (one rule's condition, asked for subject after subject) are found by identity first,
+    # clause by clause (the entry holds them, so no id is reused while it is kept); else by value, each hashed.
+    last = None if by_ref else _BY_IDENTITY.get(id(clauses))
+    if last is not None and last[1] == bound and last[2] == strict and len(last[0]) == len(clauses) and all(map(is_, last[0], clauses)):
+        condition = last[3]
     else:
-        condition = _condition_body(key[0], key[1], by_ref, strict)
+        key = (tuple(clauses), bound, strict)
+        try:
+            keyed = not by_ref and hash(key) is not None  # rule references are resolved against the rules given: not kept
+        except TypeError:  # a clause that cannot be a key (an aggregate holds a list of clauses): compiled for this call
+            keyed = False
+        if keyed:
+            condition = kept(_CONDITIONS, _CONDITIONS_MAX, key, lambda: _condition_body(key[0], key[1], {}, strict))
+            if len(_BY_IDENTITY) >= _CONDITIONS_MAX:
+                _BY_IDENTITY.clear()
+            _BY_IDENTITY[id(clauses)] = (key[0], bound, strict, condition)
+        else:
+            condition = _condition_body(key[0], key[1], by_ref, strict)
     state = _State(facts=facts, idb=set())
     branches: list[_Branch] = []
     _clauses(state, condition, 0, _Branch(dict(binding), Truth.TRUE, [], [], []), None, branches.append)

@@ -246,10 +246,10 @@ def judge(rules: VerdictRules, facts: FactBase, *, subject: str, scores: Scores 
     judging many subjects under the same rules passes one ``scores`` to all of them: a
     weighing is a pure function of the rules (by id: a content hash) and the rules active,
     so each is made once."""
+    prepared = _prepared(rules)
     activation: dict[str, tuple[Truth, list[str], list[str]]] = {}
-    for r in sorted(rules.rules, key=lambda r: r.name):
-        truth, used, unknown = holds(r.condition, facts, {"?subject": subject, **rule_params(r)})
-        activation[r.name] = (truth, used, unknown)
+    for r, params, _, _ in prepared.ordered:
+        activation[r.name] = holds(r.condition, facts, {"?subject": subject, **params})
     known = {n for n, (t, _, _) in activation.items() if t == Truth.TRUE}
     unknown = sorted(n for n, (t, _, _) in activation.items() if t == Truth.UNKNOWN)
     if len(unknown) > MAX_UNKNOWN:
@@ -263,11 +263,11 @@ def judge(rules: VerdictRules, facts: FactBase, *, subject: str, scores: Scores 
     low, high = min(values), max(values)
     label = _label(rules.bands, rules.default_label, low, high)
     traces = []
-    attack_map = _attacks(rules)
-    for r in sorted(rules.rules, key=lambda r: r.name):
+    attack_map = prepared.attacks
+    for r, _, role, strength_class in prepared.ordered:
         truth, used, unknown_premises = activation[r.name]
         traces.append(RuleTrace(
-            name=r.name, role=r.role.value, strength_class=r.strength.value, qualifier=r.qualifier, backing=r.backing,
+            name=r.name, role=role, strength_class=strength_class, qualifier=r.qualifier, backing=r.backing,
             activation=truth.name.lower(),
             attackers=tuple(sorted(a for a in attack_map.get(r.name, ()) if a in known)),
             strength=_round(acc[r.name]) if r.name in acc else None,
@@ -275,6 +275,29 @@ def judge(rules: VerdictRules, facts: FactBase, *, subject: str, scores: Scores 
         ))  # fmt: skip
     settles = tuple(sorted({u for n in unknown for u in activation[n][2]})) if label == UNDETERMINED else ()
     return Judgement(label, _round(point), _round(low), _round(high), tuple(traces), settles)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What judging reads of a rule set whatever the subject, read once for every subject."""
+
+    #: each rule by name, with its parameters as bindings, its role and its strength class
+    ordered: tuple[tuple[VerdictRule, dict[str, Scalar], str, str], ...]
+    #: each rule's attackers
+    attacks: dict[str, list[str]]
+
+
+#: Rule sets prepared for judging, by id (a content hash: one id, one rule set).
+_PREPARED: dict[str, _Prepared] = {}
+_PREPARED_MAX = 1_000
+
+
+def _prepared(rules: VerdictRules) -> _Prepared:
+    def prepare() -> _Prepared:
+        ordered = sorted(rules.rules, key=lambda r: r.name)
+        return _Prepared(tuple((r, rule_params(r), r.role.value, r.strength.value) for r in ordered), _attacks(rules))
+
+    return kept(_PREPARED, _PREPARED_MAX, rules.id, prepare)
 
 
 def rule_params(r: VerdictRule) -> dict[str, Scalar]:

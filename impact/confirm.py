@@ -181,7 +181,7 @@ def reach(store: Questions, change: Change) -> Reached:
         note = (f"the store is at schema version {version}, before cones were recorded: reach read every "
                 "projection policy instead of the cone index; run `gaf migrate` to record them")  # fmt: skip
         return Reached(_reached_by_policy(store, change), "policies", note)
-    patterns = {pattern for subject, _ in change.atoms for pattern in _patterns_covering(subject)}
+    patterns = {pattern for subject in {s for s, _ in change.atoms} for pattern in _patterns_covering(subject)}
     keys = _matching_keys(store.cone_keys(patterns, {p for _, p in change.atoms}), change.atoms)
     found = store.get_many(store.standing_reading(keys), Closure)
     note = ""
@@ -214,11 +214,17 @@ def _matching_keys(keys: Iterable[tuple[str, str, str]], atoms: Iterable[tuple[s
             prefix[(predicate, pattern[:-1])].append(key_id)
         else:
             exact[(predicate, pattern)].append(key_id)
-    out: set[str] = set()
+    asked: dict[str, set[str]] = defaultdict(set)  # each subject once, with the predicates asked of it
     for subject, predicate in atoms:
-        out.update(exact.get((predicate, subject), ()))
-        for end in range(len(subject) + 1):
-            out.update(prefix.get((predicate, subject[:end]), ()))
+        asked[subject].add(predicate)
+    lengths = sorted({len(start) for _, start in prefix})  # only prefixes as long as some pattern's
+    out: set[str] = set()
+    for subject, predicates in asked.items():
+        starts = [subject[:end] for end in lengths if end <= len(subject)]
+        for predicate in predicates:
+            out.update(exact.get((predicate, subject), ()))
+            for start in starts:
+                out.update(prefix.get((predicate, start), ()))
     return sorted(out)
 
 

@@ -113,10 +113,14 @@ def _plain_key(cls: type, fields: dict[str, Any]) -> tuple[type, Any] | None:
     out = []
     for name, value in fields.items():
         kind = type(value)
-        if kind is str or kind is int or kind is bool or value is None or isinstance(value, Enum):
-            out.append((name, kind, value))
-        elif (kind is list or kind is tuple) and all(type(v) is str for v in value):
+        if kind is str or value is None:
+            out.append((name, value))  # text equals no other kind of value; None is one
+        elif kind is list or kind is tuple:
+            if not all(type(v) is str for v in value):
+                return None
             out.append((name, kind, tuple(value)))
+        elif kind is int or kind is bool or isinstance(value, Enum):
+            out.append((name, kind, value))
         else:
             return None
     return (cls, tuple(out))
