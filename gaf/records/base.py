@@ -110,7 +110,7 @@ def _plain_key(cls: type, fields: dict[str, Any]) -> tuple[type, Any] | None:
     enumeration's member or a list of texts (most records a projection builds): each value with its
     exact type, so 1, 1.0 and True are three keys, as their JSON is. None for anything else (a
     number that is not an integer, a nested model), which is keyed by its JSON."""
-    out = []
+    out: list[tuple[Any, ...]] = []
     for name, value in fields.items():
         kind = type(value)
         if kind is str or value is None:
