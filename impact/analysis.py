@@ -280,10 +280,11 @@ def _walk(
     if expanded.siblings is None:
         expanded.siblings = q.fact_siblings([r for r in parent if kind_prefix(r) == "fact"], as_of)
     statuses = _statuses(parent, edges, triggers, expanded.siblings)
+    kinds = {rid: kind_prefix(rid) for rid in parent}
     affected = [
-        Affected(rid, kind_prefix(rid), reason[rid], statuses[rid], _path(parent, rid))
-        for rid in sorted(parent, key=lambda r: (_RANK.get(kind_prefix(r), -1), r))
-        if rid not in triggers and kind_prefix(rid) in _RANK
+        Affected(rid, kinds[rid], reason[rid], statuses[rid], _path(parent, rid))
+        for rid in sorted(parent, key=lambda r: (_RANK.get(kinds[r], -1), r))
+        if rid not in triggers and kinds[rid] in _RANK
     ]
     report = ImpactReport(trigger=trigger, affected=affected, complete=not cut, cut=cut, as_of=stamp,
                           edges=sorted(set(edges)))  # fmt: skip

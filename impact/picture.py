@@ -95,24 +95,25 @@ def picture(report: ImpactReport, labels: Mapping[str, str] | None = None, *, pe
     status: dict[str, str] = {a.id: a.status for a in report.affected}
     triggers = trigger_ids(report) - set(status)
     status.update({t: "trigger" for t in triggers})
+    kinds = {a.id: a.kind for a in report.affected} | {t: kind_of(t) for t in triggers}  # each record says its kind
     edges = sorted({(dependency, rel, dependent) for dependent, rel, dependency in report.edges if dependent in status and dependency in status})
     depth = _depths(sorted(status), edges)
     per = defaultdict(list)
     for rid in status:
         if rid not in triggers:
-            per[kind_of(rid)].append(rid)
+            per[kinds[rid]].append(rid)
     wanted = set(expand)
     collapsed = {k: len(v) for k, v in sorted(per.items()) if len(v) > per_kind and not (k in wanted and len(v) <= MAX_EXPANDED)}
     box_of: dict[str, str] = {}
     members: dict[str, list[str]] = defaultdict(list)
     for rid in sorted(status):
-        kind = kind_of(rid)
+        kind = kinds[rid]
         key = f"{kind}/{status[rid]}/{depth[rid]}" if kind in collapsed and rid not in triggers else rid
         box_of[rid] = key
         members[key].append(rid)
     boxes = []
     for key, ids in members.items():
-        kind, state = kind_of(ids[0]), status[ids[0]]
+        kind, state = kinds[ids[0]], status[ids[0]]
         label = f"{len(ids):,} {_plural(kind, len(ids))} · {state}" if key not in ids else names.get(key, short(key))
         boxes.append(Box(key, kind, state, tuple(ids), label))
     joined: dict[tuple[str, str], set[str]] = defaultdict(set)
