@@ -366,8 +366,6 @@ class _Basis:
     closure that judged that GAF (a projection covers its whole scope), so computed once."""
 
     rules: VerdictRules
-    accepted_before: list[Candidate]
-    accepted_after: list[Candidate]
     waiting: list[Candidate]
     facts: list[FactChange]
     gained: list[str]
@@ -393,8 +391,6 @@ def _basis(
     waiting = [c for c in routed if c.fact.id not in previously_routed]
     return _Basis(
         rules=rules,
-        accepted_before=accepted_before,
-        accepted_after=accepted_after,
         waiting=waiting,
         facts=_fact_changes(before, accepted_before, after, accepted_after, sources),
         gained=sorted(text(stated_after[p]) for p in stated_after.keys() - stated_before.keys()),

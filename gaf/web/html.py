@@ -32,15 +32,18 @@ class Markup(str):
 
 def esc(value: Any) -> Markup:
     """Any value as safe HTML: markup as it is, anything else as escaped text."""
-    if isinstance(value, Markup):
-        return value
-    return Markup(_escape("" if value is None else str(value), quote=True))
+    return value if isinstance(value, Markup) else Markup(_text(value))
+
+
+def _text(value: Any) -> str:
+    """A value that is not markup, as escaped text (None as nothing)."""
+    return _escape("" if value is None else str(value), quote=True)
 
 
 def _inner(parts: Iterable[Any]) -> str:
     """Parts as one piece of HTML: markup as it is, anything else escaped (``esc`` without a
     Markup per part: a large page builds tens of thousands of elements)."""
-    return "".join([p if isinstance(p, Markup) else _escape("" if p is None else str(p), quote=True) for p in parts])
+    return "".join([p if isinstance(p, Markup) else _text(p) for p in parts])
 
 
 def join(parts: Iterable[Any], sep: str = "") -> Markup:
