@@ -232,3 +232,38 @@ def test_kinds_a_store_holds_few_of_keep_no_key_index_and_compacting_an_older_st
     fresh = tmp_path / "fresh.lbug"
     assert runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", str(fresh), "--at", "2026-07-12T09:00:00Z"]).exit_code == 0
     assert _key_indexed(fresh) & declared.few == set() and "Claim" in _key_indexed(fresh)
+
+
+def test_a_write_command_says_when_closing_compacted_the_store_and_when_that_was_refused(tmp_path, monkeypatch):
+    import gaf.store.ladybug as embedded
+    from gaf.errors import StoreError
+
+    path = tmp_path / "rent.lbug"
+    at = ["--at", "2026-07-12T09:00:00Z"]
+    # Closing compacts when the file is mostly not its records; here every closing is told it is.
+    monkeypatch.setattr(embedded, "worth_compacting", lambda conn, size: True)
+    done = runner.invoke(app, ["ingest", str(RENT / "claims.yaml"), "--store", str(path), *at])
+    assert done.exit_code == 0, done.output
+    assert "on closing:" in done.stderr and "MiB →" in done.stderr and "records" in done.stderr
+    assert "compacted" not in done.stdout  # stdout stays the command's own output
+    first = _nodes(path)
+
+    def refused(self):
+        raise StoreError("the page cache is too small for the copy")
+
+    monkeypatch.setattr(embedded.LadybugStore, "compact", refused)
+    again = runner.invoke(app, ["ingest", str(RENT / "authority.yaml"), "--store", str(path), *at, "--json"])
+    assert again.exit_code == 0, again.output
+    written = json.loads(again.stdout)["written"]  # still one JSON document
+    assert "was not compacted on closing: the page cache is too small for the copy" in again.stderr
+    assert "whole as it was" in again.stderr
+    monkeypatch.undo()
+    assert written > 0 and _nodes(path) > first  # the store holds what both files wrote
+
+
+def _nodes(path: Path) -> int:
+    store = LadybugStore(path, read_only=True)
+    try:
+        return int(store.read("MATCH (n) RETURN count(n) AS n")[0]["n"])
+    finally:
+        store.close()

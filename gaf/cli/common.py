@@ -89,6 +89,8 @@ StoreOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of tables.")]
 #: Whether the running command prints JSON (its --json): the human form alone says which store it writes to.
 _AS_JSON: ContextVar[bool] = ContextVar("gaf_cli_as_json", default=False)
+#: The stores the running command opened: what closing one did (a compaction, or its refusal) is said after the command.
+_OPENED: ContextVar[list[GafStore] | None] = ContextVar("gaf_cli_opened", default=None)
 
 
 # ---------------------------------------------------------------------- values read at the edge
@@ -216,9 +218,12 @@ def command(group: typer.Typer, name: str | None = None) -> Callable[[F], F]:
 
             as_json = _machine(kwargs)
             form = _AS_JSON.set(as_json)
+            opened = _OPENED.set([])
             try:
                 _run(as_json, limited)
             finally:
+                _say_what_closing_did(_OPENED.get() or [])
+                _OPENED.reset(opened)
                 _AS_JSON.reset(form)
 
         group.command(name, cls=Command, help=help_text(fn.__doc__))(speak)
@@ -233,6 +238,21 @@ def settings() -> Settings:
     return Settings.from_env()
 
 
+def _say_what_closing_did(stores: list[GafStore]) -> None:
+    """A writer of the embedded store compacts its file on closing when it is mostly not its records
+    (``LadybugStore.close``): say so on stderr, in either form (stdout stays the command's output),
+    and say so when the compaction was refused, the store left whole as it was."""
+    for store in stores:
+        done = getattr(store, "compacted", None)
+        if done is not None:
+            sys.stderr.write(f"compacted {done.path} on closing: {done.bytes_before / 2**20:.1f} MiB → {done.bytes_after / 2**20:.1f} MiB "
+                             f"({done.nodes} records, {done.relationships} relationships copied)\n")  # fmt: skip
+        refused = getattr(store, "compaction_refused", None)
+        if refused is not None:
+            sys.stderr.write(f"note: {shown(store)} was not compacted on closing: {refused}; the store is whole as it was "
+                             "(`gaf compact` tries again; a larger GAF_CACHE_MB gives it room)\n")  # fmt: skip
+
+
 def open_store(target: str | None, *, read_only: bool = False) -> GafStore:
     """The store a command names (--store, else $GAF_STORE, else the .gaf/store.lbug found here or
     in a parent). A command that writes says where, in its human form, on stderr (``store:
@@ -240,6 +260,9 @@ def open_store(target: str | None, *, read_only: bool = False) -> GafStore:
     stays the command's output; with --json the program that reads it named the store. A reader
     that had to complete the recovery a killed writer left pending says so on stderr, in either form."""
     opened = open_named_store(target, read_only=read_only, settings=settings())
+    kept = _OPENED.get()
+    if kept is not None:
+        kept.append(opened)
     if not read_only and not _AS_JSON.get():
         sys.stderr.write(f"store: {shown(opened)}\n")
     if opened.recovered:
