@@ -25,7 +25,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from gaf.canonical import DECIMAL_TAG, canonical_json, digest, kind_of
 from gaf.errors import IdMismatch, InvalidRecord, PayloadTooLarge
@@ -179,9 +179,6 @@ class Record(Value):
     #: on disk (bench/store_size.py), and finding one of a few rows is reading them.
     FEW: ClassVar[bool] = False
 
-    _body: bytes = PrivateAttr(default=b"")
-    _stored: bytes | None = PrivateAttr(default=None)
-
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
@@ -225,17 +222,20 @@ class Record(Value):
     def _identify(self) -> Record:
         body = {"kind": self.KIND, **self.model_dump(mode="json", exclude={"id", "kind"}, exclude_defaults=True)}
         self._check_refs()
-        self._body = canonical_json(body)
+        whole = canonical_json(body)
         held = [name for name in sorted(self.MEMBERS) if _held(body.get(name))]
-        if held:
-            self._stored = canonical_json({k: v for k, v in body.items() if k not in held})
+        stored = canonical_json({k: v for k, v in body.items() if k not in held}) if held else None
+        # The bodies are kept in pydantic's dict of private values, set here whole: declared as
+        # private attributes, every record built paid pydantic's initialisation of their defaults
+        # once per class it inherits from (about a fifth of building a proposition).
+        object.__setattr__(self, "__pydantic_private__", {"_body": whole, "_stored": stored})
         limit = max_record_bytes()
         if len(self.stored_body) > limit:
             raise PayloadTooLarge(
                 f"{self.KIND} record is {len(self.stored_body)} bytes, over the limit of {limit}",
                 hint="split the payload, or raise GAF_MAX_RECORD_BYTES",
             )
-        identity = self._body
+        identity = whole
         if self.NON_IDENTITY:
             identity = canonical_json({k: v for k, v in body.items() if k not in self.NON_IDENTITY})
         expected = f"{self.KIND}:{digest(identity)}"
@@ -253,8 +253,8 @@ class Record(Value):
                 if kind_of(ref) not in kinds:
                     raise ValueError(f"{name} must reference a {' or '.join(kinds)}, got {ref}")
 
-    # The two bodies are read from pydantic's dict of private values: ``self._body`` goes through
-    # ``BaseModel.__getattr__`` (about 3.5 µs against 0.1), paid for every record of a bulk write.
+    # The two bodies are read from pydantic's dict of private values (``_identify`` sets it), not
+    # through ``BaseModel.__getattr__`` (about 3.5 µs against 0.1), paid for every record of a bulk write.
 
     @property
     def body(self) -> bytes:
