@@ -135,6 +135,10 @@ class Limits:
         if self.seconds is not None and not self.seconds > 0:
             raise InvalidRecord(f"impact time limit must be positive, got {self.seconds!r} s")
 
+    def overran(self, started: float) -> bool:
+        """Whether work begun at ``started`` (``time.monotonic()``) has run past the time limit, if there is one."""
+        return self.seconds is not None and time.monotonic() - started > self.seconds
+
 
 #: Every dependency relationship a walk follows.
 DEPENDENCY = tuple(sorted(set(POSITIVE + NEGATIVE)))
@@ -216,7 +220,7 @@ def _expand_by_level(
         if out.depth >= limits.depth:
             out.cut.append(f"depth limit {limits.depth} reached with {len(frontier)} records still to expand")
             break
-        if limits.seconds is not None and time.monotonic() - started > limits.seconds:
+        if limits.overran(started):
             out.cut.append(f"time limit {limits.seconds:g} s reached at depth {out.depth}")
             break
         frontier = out.level(q.dependents(frontier, DEPENDENCY, as_of))
@@ -265,7 +269,7 @@ def _walk(
         # it, else the level-wise walk says at which depth the limit stops it (as it would have from the start).
         started = time.monotonic()
         expanded = _expand_at_once(q, triggers, limits)
-        if limits.seconds is not None and time.monotonic() - started > limits.seconds:
+        if limits.overran(started):
             expanded = None
     if expanded is None:
         if required is not None and not q.has(required):
@@ -279,8 +283,8 @@ def _walk(
     parent, reason, edges, cut = expanded.parent, expanded.reason, expanded.edges, expanded.cut
     if expanded.siblings is None:
         expanded.siblings = q.fact_siblings([r for r in parent if kind_prefix(r) == "fact"], as_of)
-    statuses = _statuses(parent, edges, triggers, expanded.siblings)
     kinds = {rid: kind_prefix(rid) for rid in parent}
+    statuses = _statuses(kinds, edges, triggers, expanded.siblings)
     affected = [
         Affected(rid, kinds[rid], reason[rid], statuses[rid], _path(parent, rid))
         for rid in sorted(parent, key=lambda r: (_RANK.get(kinds[r], -1), r))
@@ -303,10 +307,10 @@ def _path(parent: dict[str, str | None], rid: str) -> list[str]:
 
 
 def _statuses(
-    parent: dict[str, str | None], edges: list[tuple[str, str, str]], triggers: dict[str, Reason],
-    siblings: dict[str, list[str]],
-) -> dict[str, Status]:  # fmt: skip
-    """Invalidated or weakened, to a fixpoint (a status only ever worsens).
+    kinds: dict[str, str], edges: list[tuple[str, str, str]], triggers: dict[str, Reason], siblings: dict[str, list[str]]
+) -> dict[str, Status]:
+    """Invalidated or weakened, to a fixpoint (a status only ever worsens), for each record
+    reached (``kinds``: each one's kind).
 
     A fact whose justification is invalidated is only weakened while another
     fact of the same proposition under the same projection keeps a justification
@@ -317,15 +321,15 @@ def _statuses(
     deps: dict[str, set[str]] = defaultdict(set)
     for dependent, _, dependency in edges:
         deps[dependent].add(dependency)
-    status: dict[str, Status] = {r: ("invalidated" if r in triggers else "weakened") for r in parent}
+    status: dict[str, Status] = {r: ("invalidated" if r in triggers else "weakened") for r in kinds}
     changed = True
     while changed:
         changed = False
-        for rid in parent:
+        for rid, kind in kinds.items():
             if rid in triggers or status[rid] == "invalidated":
                 continue
             worst = any(status.get(d) == "invalidated" for d in deps[rid])
-            if worst and kind_prefix(rid) == "fact":
+            if worst and kind == "fact":
                 worst = not any(status.get(j) != "invalidated" for j in siblings.get(rid, ()))
             if worst:
                 status[rid] = "invalidated"
