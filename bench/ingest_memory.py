@@ -122,10 +122,42 @@ def measure(size: int, stores: list[str], cache_mb: int, folder: Path, baseline:
             _empty_neo4j(target)
         console.print(f"ingesting {size:,} claims ({row['file_mb']} MB) into {label} …")
         row[label] = run_ingest(path, target, cache_mb, code)
+        if store == "ladybug" and code == ROOT and row[label]["exit"] == 0:
+            row[label]["text"] = text_by_label(Path(target))
         if store == "ladybug":
             shutil.rmtree(Path(target).parent, ignore_errors=True)  # the next run's disk, not this one's
     path.unlink()
     return row
+
+
+#: Rows of one node group of a LadybugDB node table (2**17): a checkpoint rewrites a table's newest group whole.
+NODE_GROUP_ROWS = 131_072
+
+
+def text_by_label(path: Path) -> dict[str, dict[str, int]]:
+    """The body text each node table of an embedded store holds after the ingest: rows, bytes of
+    ``body`` in all and in the newest node group (what a checkpoint rewrites whole, and so what
+    the buffer pool must hold while it runs; docs/benchmarks.md, point 3), and the largest body."""
+    from gaf.store.ladybug import LadybugStore
+    from gaf.store.schema import graph_schema
+
+    out: dict[str, dict[str, int]] = {}
+    store = LadybugStore(path, read_only=True)
+    try:
+        for label in sorted(graph_schema().nodes):
+            (row,) = store.read(
+                f"MATCH (n:{label}) WITH n, offset(id(n)) AS o RETURN count(n) AS rows, max(o) AS last, sum(size(n.body)) AS bytes, "
+                "max(size(n.body)) AS largest"
+            )  # fmt: skip
+            if not row["rows"]:
+                continue
+            start = int(row["last"]) // NODE_GROUP_ROWS * NODE_GROUP_ROWS
+            (newest,) = store.read(f"MATCH (n:{label}) WHERE offset(id(n)) >= $start RETURN sum(size(n.body)) AS bytes", {"start": start})
+            out[label] = {"rows": int(row["rows"]), "body_bytes": int(row["bytes"]), "newest_group_bytes": int(newest["bytes"]),
+                          "largest_body": int(row["largest"])}  # fmt: skip
+    finally:
+        store.close()
+    return out
 
 
 def show(result: dict[str, Any]) -> None:
@@ -140,6 +172,16 @@ def show(result: dict[str, Any]) -> None:
             table.add_row(f"{row['claims']:,}", str(row["file_mb"]), store, str(run["exit"]), str(run["seconds"]), rate,
                           str(run["peak_rss_mb"]), str(written))  # fmt: skip
     Console().print(table)
+    for row in result["sizes"]:
+        text = (row.get("ladybug") or {}).get("text")
+        if not text:
+            continue
+        table = Table(title=f"{row['claims']:,} claims: body text by node table (newest group: what a checkpoint rewrites whole)")
+        for column in ("table", "rows", "body MB", "newest group MB", "largest body"):
+            table.add_column(column, justify="right")
+        for label, t in sorted(text.items(), key=lambda item: -item[1]["body_bytes"]):
+            table.add_row(label, f"{t['rows']:,}", f"{t['body_bytes'] / 2**20:.2f}", f"{t['newest_group_bytes'] / 2**20:.2f}", f"{t['largest_body']:,}")
+        Console().print(table)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

@@ -133,7 +133,7 @@ def test_the_built_impact_benchmark_builds_through_gaf_and_checks_reach_and_conf
         bench.built.main(tiny)
 
 
-def test_the_ingest_memory_benchmark_runs_gaf_ingest_as_a_child_and_records_its_peak_and_the_pool_cap(tmp_path):
+def test_the_ingest_memory_benchmark_runs_gaf_ingest_as_a_child_and_records_its_peak_the_pool_cap_and_where_the_text_lies(tmp_path):
     from bench import ingest_memory
 
     out = tmp_path / "memory.json"
@@ -142,6 +142,11 @@ def test_the_ingest_memory_benchmark_runs_gaf_ingest_as_a_child_and_records_its_
     (row,) = doc["sizes"]
     assert doc["cache_mb"] == 128 and row["ladybug"]["report"]["written"] == 30 + 240  # the claims, the agents and sources
     assert row["ladybug"]["peak_rss_mb"] > 0 and len(doc["machine"]["load_before"]) == 3
+    # where the store's text lies after it: 30 claims, and the log listing every id written
+    text = row["ladybug"]["text"]
+    assert text["Claim"]["rows"] == 30 and {"Proposition", "LogEntry", "Agent", "Source"} <= text.keys()
+    for label, t in text.items():  # one node group holds fewer than 131,072 rows: it is the newest
+        assert t["newest_group_bytes"] == t["body_bytes"] >= t["largest_body"] > 0, label
 
 
 def test_the_members_benchmark_reads_every_fact_back_and_reports_nodes_smaller_than_the_whole_records(tmp_path):
