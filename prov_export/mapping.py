@@ -189,7 +189,7 @@ class Mapper:
         yield from self._attributed(s, self.iri(c.source), GAF.SourceAttribution)
         yield s, PROV.generatedAtTime, _time(c.recorded_at)
         for st in c.statements:
-            yield s, GAF.asserts if st.polarity == "affirmed" else GAF.denies, self.iri(st.proposition().id)
+            yield s, GAF.asserts if st.polarity == "affirmed" else GAF.denies, self.iri(st.proposition_id())
         if c.scope == "openlineage":
             yield from self._pipeline(s, c)
 

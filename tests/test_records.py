@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from gaf.errors import IdMismatch, InvalidRecord, PayloadTooLarge, UnknownKind
-from gaf.records import GAF, RECORD_TYPES, Claim, Proposition, json_schema, limits, parse_body, parse_record
+from gaf.records import GAF, RECORD_TYPES, Claim, Proposition, Statement, json_schema, limits, parse_body, parse_record
 from gaf.types import format_instant, to_instant
+from tests import worlds
 from tests.conftest import NOW, small_graph
 
 
@@ -174,3 +175,20 @@ def test_shared_records_are_built_once_and_never_confused_with_other_fields():
     assert Proposition.shared(subject="s:1", predicate="p", value=1).id != Proposition.shared(subject="s:1", predicate="p", value=True).id
     with pytest.raises(ValidationError):  # a string spelling the interval is still validated, not served from the cache
         Proposition.shared(subject="s:1", predicate="p", valid=repr(valid))
+
+
+@given(worlds.statements())
+def test_a_statement_names_the_proposition_it_states_by_the_id_the_proposition_record_computes(doc):
+    """``Statement.proposition_id`` (what the PROV export names propositions by) computes the id
+    without building the record; the oracle is the record, validated and hashed."""
+    try:
+        statement = Statement.model_validate(doc)
+    except ValidationError:
+        return  # refused as a statement (a unit on an inexact number, an interval ending before it starts)
+    fresh = Statement.model_validate(doc)
+    assert fresh.proposition_id() == statement.proposition().id == Proposition(**doc_fields(statement)).id
+    assert statement.proposition_id() == statement.proposition().id  # and once the record is built, its id
+
+
+def doc_fields(statement: Statement) -> dict:
+    return {name: getattr(statement, name) for name in ("subject", "predicate", "object", "value", "unit", "valid")}

@@ -128,6 +128,29 @@ def scalars() -> st.SearchStrategy[Any]:
                      _keys())  # fmt: skip
 
 
+def statements() -> st.SearchStrategy[dict[str, Any]]:
+    """A statement as a claim's input spells it: an object, a value (any scalar, or an exact
+    decimal with or without a unit or currency), or neither; a valid interval with either
+    end open, or none; affirmed or denied. Some are refused as statements (a unit on a
+    number that is not exact): the caller keeps those a ``Statement`` accepts."""
+    days = st.dates(min_value=datetime(1990, 1, 1).date(), max_value=datetime(2100, 1, 1).date()).map(lambda d: d.isoformat())
+    exact = st.decimals(allow_nan=False, allow_infinity=False, places=2, min_value=-(10**12), max_value=10**12)
+    target = st.one_of(
+        st.just({}),
+        _keys().map(lambda k: {"object": k}),
+        scalars().map(lambda v: {"value": v}),
+        st.tuples(st.one_of(exact, st.integers(-(10**9), 10**9)), st.sampled_from(["EUR", "USD", "kg", "%"]),
+                  st.sampled_from(["unit", "currency"])).map(lambda t: {"value": t[0], t[2]: t[1]}),
+    )  # fmt: skip
+    valid = st.one_of(st.none(), st.fixed_dictionaries({}, optional={"start": days, "end": days}))
+    return st.builds(
+        lambda subject, predicate, argument, valid, polarity: {
+            "subject": subject, "predicate": predicate, **argument, "polarity": polarity, **({"valid": valid} if valid is not None else {})
+        },
+        _keys(), _keys(), target, valid, st.sampled_from(POLARITIES),
+    )  # fmt: skip
+
+
 def _keys() -> st.SearchStrategy[str]:
     return st.text(alphabet="ab: ", min_size=1, max_size=3).filter(lambda k: k == k.strip())
 
