@@ -281,9 +281,9 @@ def _walk(
     if required is not None and required not in expanded.found:
         raise UnknownReference(f"no {kind_prefix(required)} {required} in {q.location}")
     parent, reason, edges, cut = expanded.parent, expanded.reason, expanded.edges, expanded.cut
-    if expanded.siblings is None:
-        expanded.siblings = q.fact_siblings([r for r in parent if kind_prefix(r) == "fact"], as_of)
     kinds = {rid: kind_prefix(rid) for rid in parent}
+    if expanded.siblings is None:
+        expanded.siblings = q.fact_siblings([r for r, kind in kinds.items() if kind == "fact"], as_of)
     statuses = _statuses(kinds, edges, triggers, expanded.siblings)
     affected = [
         Affected(rid, kinds[rid], reason[rid], statuses[rid], _path(parent, rid))

@@ -227,7 +227,7 @@ class Record(Value):
         stored = canonical_json({k: v for k, v in body.items() if k not in held}) if held else None
         # The bodies are kept in pydantic's dict of private values, set here whole: declared as
         # private attributes, every record built paid pydantic's initialisation of their defaults
-        # once per class it inherits from (about a fifth of building a proposition).
+        # once per class it inherits from (about a third of building a proposition, timed by hand: no benchmark shows it).
         object.__setattr__(self, "__pydantic_private__", {"_body": whole, "_stored": stored})
         limit = max_record_bytes()
         if len(self.stored_body) > limit:
