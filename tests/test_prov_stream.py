@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -21,11 +22,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from rdflib import Literal, URIRef
+from rdflib.namespace import XSD
 
 from gaf.errors import ExportError
+from gaf.types import format_instant
 from prov_export import canonical_hash, export, graph, lineage, stream_all
 from prov_export.export import STREAMED_HASH, all_records
-from prov_export.mapping import _plain
+from prov_export.mapping import _plain, _time
 from prov_export.ntriples import lines, term
 from tests.conftest import ROOT
 from tests.rentcase import close_both
@@ -91,6 +94,19 @@ def test_the_mappings_plain_literal_is_rdflibs_literal_and_is_written_as_pyoxigr
     s, p = URIRef("urn:gaf:claim-1"), URIRef("https://w3id.org/gaf#record")
     assert lines([(s, p, ours)]) == {f"{ox.Triple(ox.NamedNode(s), ox.NamedNode(p), ox.Literal(text))} .\n"}
 
+
+
+@given(at=st.datetimes(timezones=st.timezones()))
+@example(at=datetime(2026, 7, 20, 9, 30, tzinfo=timezone.utc))
+@example(at=datetime(2026, 7, 20, 9, 30, 1, 123456, tzinfo=timezone.utc))
+@example(at=datetime(999, 5, 5, tzinfo=timezone.utc))
+def test_the_mappings_time_is_rdflibs_datetime_literal_of_the_instant_written_as_gaf_writes_it(at):
+    """What the mapping makes of a time is the literal rdflib makes of ``format_instant``'s text,
+    lexical form (normalised by rdflib), value and all, however it is made."""
+    ours, theirs = _time(at), Literal(format_instant(at), datatype=XSD.dateTime)
+    assert (str(ours), ours, hash(ours), ours.value, ours.datatype, ours.language, ours.ill_typed, ours.n3()) == (
+        str(theirs), theirs, hash(theirs), theirs.value, theirs.datatype, theirs.language, theirs.ill_typed, theirs.n3())  # fmt: skip
+    assert term(ours) == term(theirs)
 
 @contextmanager
 def umask(mask: int):

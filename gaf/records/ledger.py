@@ -16,7 +16,7 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import AliasChoices, ConfigDict, Field, model_validator
 
-from gaf.canonical import content_id
+from gaf.canonical import content_id, decimal_json
 from gaf.records.base import Record
 from gaf.types import Instant, Interval, Key, Quantity, Ref, Scalar, Text, Unit, Value, number_text
 
@@ -233,6 +233,15 @@ class Statement(Value):
         built = self.__dict__.get("_proposition")
         if built is not None:
             return built.id  # type: ignore[no-any-return]
+        if self.valid is None:  # most statements: the fields as they are, a decimal as JSON spells it
+            fields: dict[str, Any] = {"kind": Proposition.KIND, "subject": self.subject, "predicate": self.predicate}
+            if self.object is not None:
+                fields["object"] = self.object
+            if self.value is not None:
+                fields["value"] = decimal_json(self.value) if isinstance(self.value, Decimal) else self.value
+            if self.unit is not None:
+                fields["unit"] = self.unit
+            return content_id(Proposition.KIND, fields)
         fields = self.model_dump(mode="json", exclude={"polarity"}, exclude_defaults=True)
         return content_id(Proposition.KIND, {"kind": Proposition.KIND, **fields})
 
