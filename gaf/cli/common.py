@@ -10,6 +10,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
 
@@ -87,10 +88,18 @@ StoreOpt = Annotated[
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of tables.")]
-#: Whether the running command prints JSON (its --json): the human form alone says which store it writes to.
-_AS_JSON: ContextVar[bool] = ContextVar("gaf_cli_as_json", default=False)
-#: The stores the running command opened: what closing one did (a compaction, or its refusal) is said after the command.
-_OPENED: ContextVar[list[GafStore] | None] = ContextVar("gaf_cli_opened", default=None)
+@dataclass
+class _Running:
+    """What ``open_store`` needs to know of the command running it, and keeps for it."""
+
+    #: whether it prints JSON (its --json): the human form alone says which store it writes to
+    as_json: bool
+    #: the stores it opened: what closing one did (a compaction, or its refusal) is said after the command
+    opened: list[GafStore] = field(default_factory=list)
+
+
+#: The command running (set by ``@command`` around its body), None outside one (the library, a test).
+_RUNNING: ContextVar[_Running | None] = ContextVar("gaf_cli_running", default=None)
 
 
 # ---------------------------------------------------------------------- values read at the edge
@@ -216,15 +225,13 @@ def command(group: typer.Typer, name: str | None = None) -> Callable[[F], F]:
                 with limits(max_record_bytes=chosen.max_record_bytes, max_input_bytes=chosen.max_input_bytes):
                     fn(*args, **kwargs)
 
-            as_json = _machine(kwargs)
-            form = _AS_JSON.set(as_json)
-            opened = _OPENED.set([])
+            running = _Running(as_json=_machine(kwargs))
+            token = _RUNNING.set(running)
             try:
-                _run(as_json, limited)
+                _run(running.as_json, limited)
             finally:
-                _say_what_closing_did(_OPENED.get() or [])
-                _OPENED.reset(opened)
-                _AS_JSON.reset(form)
+                _say_what_closing_did(running.opened)
+                _RUNNING.reset(token)
 
         group.command(name, cls=Command, help=help_text(fn.__doc__))(speak)
         return fn
@@ -260,10 +267,10 @@ def open_store(target: str | None, *, read_only: bool = False) -> GafStore:
     stays the command's output; with --json the program that reads it named the store. A reader
     that had to complete the recovery a killed writer left pending says so on stderr, in either form."""
     opened = open_named_store(target, read_only=read_only, settings=settings())
-    kept = _OPENED.get()
-    if kept is not None:
-        kept.append(opened)
-    if not read_only and not _AS_JSON.get():
+    running = _RUNNING.get()
+    if running is not None:
+        running.opened.append(opened)
+    if not read_only and not (running is not None and running.as_json):
         sys.stderr.write(f"store: {shown(opened)}\n")
     if opened.recovered:
         sys.stderr.write(f"note: a writer of {shown(opened)} was killed mid-checkpoint; its recovery was completed before reading\n")
