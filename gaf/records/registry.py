@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from gaf.errors import InvalidRecord, UnknownKind
 from gaf.records.actions import Action, ActionPolicy, ActionStatus, Grant
-from gaf.records.base import Record, kept, max_record_bytes
+from gaf.records.base import STORED_BODY, Record, kept, max_record_bytes
 from gaf.records.ledger import (
     Agent,
     Claim,
@@ -57,11 +57,12 @@ def record_type(kind: str, *, where: str | None = None) -> type[Record]:
         ) from None
 
 
-def parse_record(data: Any, *, where: str | None = None, kind: str | None = None) -> Record:
+def parse_record(data: Any, *, where: str | None = None, kind: str | None = None, stored: bytes | None = None) -> Record:
     """Build a record from a JSON object, turning every failure into a typed error.
 
     The object names its kind in ``kind`` (or the caller passes ``kind``); an ``id``
-    in the object is checked against the content.
+    in the object is checked against the content — against ``stored``, the bytes the object
+    was read from, when they are the record's whole body (``Record._identified_by``).
     """
     if not isinstance(data, dict):
         raise InvalidRecord(f"a record must be a JSON object, got {type(data).__name__}", where=where)
@@ -70,7 +71,7 @@ def parse_record(data: Any, *, where: str | None = None, kind: str | None = None
         raise InvalidRecord("record has no 'kind'", where=where, hint=f"one of: {', '.join(sorted(RECORD_TYPES))}")
     cls = record_type(kind, where=where)
     try:
-        return cls.model_validate(data)
+        return cls.model_validate(data, context={STORED_BODY: stored} if stored is not None else None)
     except ValidationError as exc:
         raise InvalidRecord(_describe(exc, kind), where=where) from None
     except InvalidRecord as exc:
@@ -94,7 +95,8 @@ def parse_body(body: str | bytes, record_id: str, members: dict[str, list[str]] 
     key = (record_id, body, tuple(sorted((k, tuple(v)) for k, v in members.items())) if members else (), max_record_bytes())
 
     def read() -> Record:
-        return parse_record(json.loads(body) | (members or {}) | {"id": record_id}, where=record_id)
+        stored = None if members else body.encode("utf-8") if isinstance(body, str) else body
+        return parse_record(json.loads(body) | (members or {}) | {"id": record_id}, where=record_id, stored=stored)
 
     return kept(_READ, _READ_MAX, key, read, keep=keep)
 
