@@ -195,7 +195,7 @@ def to_number(value: int | float | Decimal) -> int | Decimal:
 def _scalar_in(value: object) -> object:
     if isinstance(value, (float, Decimal)):
         return to_number(value)
-    if type(value) is int and abs(value) > SAFE_INT and float(value) == value:
+    if type(value) is int and SAFE_INT < abs(value) < 2**1024 and float(value) == value:  # (no double reaches 2**1024)
         # A decimal whole number past 2**53 that a double carries exactly is written as that JSON
         # number (``decimal_json``), and JSON reads it back as an integer: it is that decimal again,
         # or its record could not be read back. An integer no double carries is refused as before.

@@ -137,9 +137,10 @@ def test_a_whole_number_past_2_to_the_53_that_a_double_carries_reads_back_as_the
     assert again == claim and again.body == claim.body and again.statements[0].value == Decimal(written)
 
 
-def test_an_integer_no_double_carries_is_still_refused_with_the_way_to_write_it():
+@pytest.mark.parametrize("value", [2**53 + 1, -(2**60) - 1, 10**400])
+def test_an_integer_no_double_carries_is_still_refused_with_the_way_to_write_it(value):
     with pytest.raises(InvalidRecord) as info:
-        Statement(subject="invoice:1", predicate="amount", value=2**53 + 1).proposition()
+        Statement(subject="invoice:1", predicate="amount", value=value).proposition()
     assert "as a string" in info.value.hint
 
 def test_unknown_kinds_are_refused_with_the_known_ones_named():

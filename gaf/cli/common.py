@@ -88,6 +88,8 @@ StoreOpt = Annotated[
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of tables.")]
+
+
 @dataclass
 class _Running:
     """What ``open_store`` needs to know of the command running it, and keeps for it."""

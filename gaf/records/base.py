@@ -257,8 +257,8 @@ class Record(Value):
         identified by them: so when they hash to its stated id — the bytes written with it, not
         one changed — for a kind whose id is the hash of its whole body and whose node holds
         all of it (no ``NON_IDENTITY`` field, no ``MEMBERS``). Then nothing is dumped and
-        canonicalised again to check it: a read of the store's records spent more than half its
-        time there. Any other bytes (one changed, a kind not so identified) are checked the
+        canonicalised again to check it: a read of the store's records spent about half its
+        time there (profiled). Any other bytes (one changed, a kind not so identified) are checked the
         long way, which says what does not match."""
         if self.NON_IDENTITY or self.MEMBERS or not self.id or self.id != f"{self.KIND}:{digest(stored)}":
             return False
