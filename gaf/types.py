@@ -208,7 +208,7 @@ def _scalar_in(value: object) -> object:
     return value
 
 
-def _scalar_out(value: object) -> object:
+def scalar_json(value: object) -> object:
     """A value in JSON: a decimal as ``gaf.canonical.decimal_json`` spells it."""
     return decimal_json(value) if isinstance(value, Decimal) else value
 
@@ -227,7 +227,7 @@ def number_text(value: int | Decimal) -> str:
 Scalar = Annotated[
     bool | int | Decimal | str,
     BeforeValidator(_scalar_in),
-    PlainSerializer(_scalar_out, when_used="json"),
+    PlainSerializer(scalar_json, when_used="json"),
     WithJsonSchema({"type": ["boolean", "number", "string", "object"], "description": "text, true/false, or an exact number"}),
 ]
 
@@ -271,7 +271,7 @@ Amount = Annotated[
     int | Decimal,
     Column("DOUBLE"),
     BeforeValidator(_non_negative),
-    PlainSerializer(_scalar_out, when_used="json"),
+    PlainSerializer(scalar_json, when_used="json"),
     WithJsonSchema({"type": ["number", "object"], "minimum": 0}),
 ]
 
@@ -283,7 +283,7 @@ class Quantity(Value):
     A statement carries one as its value and ``unit`` (``currency`` is the same field);
     rules read and write it as ``25 EUR``."""
 
-    amount: Annotated[int | Decimal, BeforeValidator(_amount), PlainSerializer(_scalar_out, when_used="json")]
+    amount: Annotated[int | Decimal, BeforeValidator(_amount), PlainSerializer(scalar_json, when_used="json")]
     unit: Unit
 
     def __str__(self) -> str:

@@ -517,11 +517,17 @@ def _plain(text: str) -> Literal:
     itself, and so is its value — without rdflib's datatype checks and conversions, which cost
     more than the rest of a triple (a record has two plain literals or more: its id and its
     canonical JSON)."""
-    literal = str.__new__(Literal, text)
+    return _made(text, None, text, None)
+
+
+def _made(lexical: str, datatype: URIRef | None, value: Any, ill_typed: bool | None) -> Literal:
+    """A literal with its parts set as rdflib's constructor would set them, without running it:
+    ``_plain`` and ``_time`` say which parts, and their tests hold them to rdflib's own."""
+    literal = str.__new__(Literal, lexical)
     literal._language = None
-    literal._datatype = None
-    literal._value = text
-    literal._ill_typed = None
+    literal._datatype = datatype
+    literal._value = value
+    literal._ill_typed = ill_typed
     return literal
 
 
@@ -536,12 +542,7 @@ def _time(at: datetime) -> Literal:
     if at.year < 1000:
         return Literal(lexical, datatype=XSD.dateTime)
     value = datetime.fromisoformat(lexical[:-1] + "+00:00")
-    literal = str.__new__(Literal, value.isoformat())
-    literal._language = None
-    literal._datatype = XSD.dateTime
-    literal._value = value
-    literal._ill_typed = False
-    return literal
+    return _made(value.isoformat(), XSD.dateTime, value, False)
 
 
 def _inputs(activity: r.Evaluation | r.Derivation) -> Iterator[tuple[str, URIRef]]:

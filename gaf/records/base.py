@@ -234,12 +234,7 @@ class Record(Value):
         # private attributes, every record built paid pydantic's initialisation of their defaults
         # once per class it inherits from (about a third of building a proposition, timed by hand: no benchmark shows it).
         object.__setattr__(self, "__pydantic_private__", {"_body": whole, "_stored": stored})
-        limit = max_record_bytes()
-        if len(self.stored_body) > limit:
-            raise PayloadTooLarge(
-                f"{self.KIND} record is {len(self.stored_body)} bytes, over the limit of {limit}",
-                hint="split the payload, or raise GAF_MAX_RECORD_BYTES",
-            )
+        self._within_limit(len(self.stored_body))
         identity = whole
         if self.NON_IDENTITY:
             identity = canonical_json({k: v for k, v in body.items() if k not in self.NON_IDENTITY})
@@ -263,12 +258,18 @@ class Record(Value):
         if self.NON_IDENTITY or self.MEMBERS or not self.id or self.id != f"{self.KIND}:{digest(stored)}":
             return False
         self._check_refs()
-        limit = max_record_bytes()
-        if len(stored) > limit:
-            raise PayloadTooLarge(f"{self.KIND} record is {len(stored)} bytes, over the limit of {limit}",
-                                  hint="split the payload, or raise GAF_MAX_RECORD_BYTES")  # fmt: skip
+        self._within_limit(len(stored))
         object.__setattr__(self, "__pydantic_private__", {"_body": stored, "_stored": None})
         return True
+
+    def _within_limit(self, size: int) -> None:
+        """Refuse a record whose stored body is over the record size limit in force."""
+        limit = max_record_bytes()
+        if size > limit:
+            raise PayloadTooLarge(
+                f"{self.KIND} record is {size} bytes, over the limit of {limit}",
+                hint="split the payload, or raise GAF_MAX_RECORD_BYTES",
+            )
 
     def _check_refs(self) -> None:
         for name, (_, kinds) in self.REFS.items():

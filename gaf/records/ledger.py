@@ -16,9 +16,9 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import AliasChoices, ConfigDict, Field, model_validator
 
-from gaf.canonical import content_id, decimal_json
+from gaf.canonical import content_id
 from gaf.records.base import Record
-from gaf.types import Instant, Interval, Key, Quantity, Ref, Scalar, Text, Unit, Value, number_text
+from gaf.types import Instant, Interval, Key, Quantity, Ref, Scalar, Text, Unit, Value, number_text, scalar_json
 
 # --------------------------------------------------------------------------- sources and agents
 
@@ -238,7 +238,7 @@ class Statement(Value):
             if self.object is not None:
                 fields["object"] = self.object
             if self.value is not None:
-                fields["value"] = decimal_json(self.value) if isinstance(self.value, Decimal) else self.value
+                fields["value"] = scalar_json(self.value)
             if self.unit is not None:
                 fields["unit"] = self.unit
             return content_id(Proposition.KIND, fields)
