@@ -133,23 +133,13 @@ def subject_lineage(store: GafStore, subject: str, *, known: Evidences | None = 
 
 
 def all_records(store: GafStore, *, chunk: int = 2000) -> Iterator[Record]:
-    """Every stored record of the chain, kind by kind, in id order, a chunk at a time (records
-    about the store itself, its version stamps, are not provenance; kinds an older embedded
-    store opened read-only has no table for, it holds none of)."""
+    """Every stored record of the chain, kind by kind, in id order, a chunk at a time
+    (``GafStore.records``, which also lets the embedded store's reader let go of what its lookups
+    cached); records about the store itself, its version stamps, are not provenance; kinds an
+    older embedded store opened read-only has no table for, it holds none of."""
     declared = store.labels()
     for kind in sorted(k for k, cls in RECORD_TYPES.items() if not cls.ABOUT_THE_STORE and cls.LABEL in declared):
-        batch: list[str] = []
-        for rid in store.ids(kind):
-            batch.append(rid)
-            if len(batch) >= chunk:
-                yield from _fetch(store, batch)
-                batch = []
-        yield from _fetch(store, batch)
-
-
-def _fetch(store: GafStore, ids: list[str]) -> Iterator[Record]:
-    found = store.get_many(ids)
-    yield from (found[i] for i in ids if i in found)
+        yield from store.records(kind, chunk=chunk)
 
 
 # ---------------------------------------------------------------------- building and writing

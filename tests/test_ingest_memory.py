@@ -1,5 +1,6 @@
 """A bulk ingest into the embedded store under a capped page cache: its batches and its openings
-follow the cap, so a load that ran LadybugDB's buffer pool out now writes every record.
+follow the cap, so a load that ran LadybugDB's buffer pool out now writes every record; and a
+reader of a whole kind lets go of what its lookups cached as it reads.
 
 LadybugDB-only: Neo4j's server sizes its own memory, and GAF_CACHE_MB does not reach it.
 """
@@ -7,6 +8,8 @@ LadybugDB-only: Neo4j's server sizes its own memory, and GAF_CACHE_MB does not r
 from __future__ import annotations
 
 import json
+
+import pytest
 
 from typer.testing import CliRunner
 
@@ -60,3 +63,36 @@ def test_gaf_ingest_says_the_page_cache_cap_it_wrote_under_and_nothing_when_ther
     assert json.loads(capped.stdout)["page_cache_mb"] == 96 and "page_cache_mb" not in json.loads(plain.stdout)
     told = runner.invoke(app, ["ingest", claims, "--store", str(tmp_path / "a.lbug")], env={"GAF_CACHE_MB": "96", "COLUMNS": "200"})
     assert "page cache capped at 96 MiB by GAF_CACHE_MB" in " ".join(told.stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("per_opening", "before_a_kind", "openings"),
+    [
+        (300, 10**6, 1 + 3 + 1),  # the opening; after 300, 600 and 900 claims; at the sources' first chunk (300 since)
+        (10**6, 200, 1 + 1),  # the opening; before the sources (1,200 since)
+    ],
+)
+def test_a_reader_of_whole_kinds_lets_go_of_its_page_cache_as_it_looks_records_up_and_misses_none(
+    tmp_path, monkeypatch, per_opening, before_a_kind, openings
+):
+    # LadybugDB keeps every key-index page a lookup read until the database closes: reading a
+    # 1M-record store by id ran a 128 MiB pool out (docs/benchmarks-prov.md). A reader closes and
+    # opens it again after every LOOKUPS_PER_OPENING records it looked up, and before a kind past
+    # LOOKUPS_BEFORE_A_KIND.
+    from gaf.store import ladybug as embedded
+
+    path = tmp_path / "claims.jsonl"
+    write_claims(path, 1200)
+    with LadybugStore(tmp_path / "store.lbug") as writer:
+        ingest(writer, path, recorded_at=NOW, keep_ids=0)
+        expected = sorted(c.id for c in writer.find("claim"))  # another statement than the reader's: its filtered listing
+    monkeypatch.setattr(embedded, "LOOKUPS_PER_OPENING", per_opening)
+    monkeypatch.setattr(embedded, "LOOKUPS_BEFORE_A_KIND", before_a_kind)
+    opened = []
+    original = embedded._open_database
+    monkeypatch.setattr(embedded, "_open_database", lambda *args, **kwargs: (opened.append(1), original(*args, **kwargs))[1])
+    with LadybugStore(tmp_path / "store.lbug", read_only=True, cache_mb=MIN_CACHE_MB) as reader:
+        got = list(reader.records("claim", chunk=100))
+        assert list(reader.records("source", chunk=100)) == sorted(reader.find("source"), key=lambda s: s.id)
+    assert [c.id for c in got] == expected and len(expected) == 1200
+    assert len(opened) == openings

@@ -15,13 +15,13 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, TypeVar, cast
 
 import ladybug
 
 from gaf.errors import InvalidQuery, ReadOnlyViolation, StoreError, StoreLocked, StoreUnavailable
 from gaf.store.base import BULK_BATCH, Compacted, GafStore, Tx, WriteReport
-from gaf.store.ladybug_compact import copy_path, discard, export, put_in_place, rows_of, scratch, without_key_index, worth_compacting, write_copy
+from gaf.store.ladybug_compact import column_of, copy_path, discard, export, put_in_place, rows_of, scratch, without_key_index, worth_compacting, write_copy
 from gaf.store.schema import SCHEMA_VERSION, graph_schema
 
 T = TypeVar("T")
@@ -37,6 +37,14 @@ class _LadybugTx:
         except RuntimeError as exc:
             raise _refused(exc, " ".join(cypher.split())[:120]) from None
         return rows_of(result, cypher)
+
+    def column(self, cypher: str) -> list[Any]:
+        """The first column's values, read from the result one at a time (no row lists)."""
+        try:
+            result = self._conn.execute(cypher)
+        except RuntimeError as exc:
+            raise _refused(exc, " ".join(cypher.split())[:120]) from None
+        return column_of(result, cypher)
 
 
 #: How LadybugDB begins a refusal that is the query text's fault (it did not parse, or names
@@ -222,6 +230,11 @@ BULK_RECORDS_PER_MB = 8
 #: (LadybugDB's default, most of the machine's memory) as for ``UNCAPPED_MB``.
 SESSION_RECORDS_PER_MB = 32
 UNCAPPED_MB = 1024
+#: Records a reader of whole kinds looks up by id in one opening of the database, and before it
+#: starts on a kind (``_reading``): a 1M-record store's read ran a 128 MiB pool out when it reopened
+#: every 100,000 lookups only, and read to its end when it also reopened before each kind.
+LOOKUPS_PER_OPENING = 50_000
+LOOKUPS_BEFORE_A_KIND = 10_000
 
 
 class LadybugStore(GafStore):
@@ -246,6 +259,7 @@ class LadybugStore(GafStore):
         self.cache_mb = cache_mb
         self._wait = wait
         self._written_since_open = 0
+        self._looked_up = 0  # records a reader looked up by id since it opened the database (``_reading``)
         self._closed = False
         target = Path(path)
         new = not target.exists()
@@ -311,6 +325,28 @@ class LadybugStore(GafStore):
             self._db, _ = _open_database(Path(self.location), False, self._wait, self.cache_mb)
             self._conn = ladybug.Connection(self._db)
             self._written_since_open = 0
+
+    def _reading(self, records: int) -> None:
+        """A reader closes the database and opens it again (some 50 ms) once it has looked up
+        ``LOOKUPS_PER_OPENING`` records by id, and before a kind once it has looked up
+        ``LOOKUPS_BEFORE_A_KIND``: LadybugDB keeps in its buffer pool every page of a key index
+        that a lookup read, for as long as the database is open, and reading a whole 1M-record
+        store by id ran a 128 MiB pool out that way — at the start of a kind, where the pool must
+        also hold the ordering of its ids. A writer keeps its opening: it lets go after its own
+        bulk batches (``_after_bulk_batch``)."""
+        if not self.read_only:
+            return
+        limit = LOOKUPS_PER_OPENING if records else LOOKUPS_BEFORE_A_KIND
+        if self._looked_up + records > limit:
+            self._conn.close()
+            self._db.close()
+            self._db, _ = _open_database(Path(self.location), True, self._wait, self.cache_mb)
+            self._conn = ladybug.Connection(self._db)
+            self._looked_up = 0
+        self._looked_up += records
+
+    def _column(self, cypher: str, name: str) -> list[Any]:
+        return self._read(lambda tx: cast(_LadybugTx, tx).column(cypher))
 
     def compact(self) -> Compacted:
         """Copy what the store's file holds into a new file and put that in its place
