@@ -346,6 +346,7 @@ class LadybugStore(GafStore):
         self._looked_up += records
 
     def _column(self, cypher: str, name: str) -> list[Any]:
+        """The statement's one column (``name``), a value at a time (``column_of``)."""
         return self._read(lambda tx: cast(_LadybugTx, tx).column(cypher))
 
     def compact(self) -> Compacted:
