@@ -32,19 +32,17 @@ class _LadybugTx:
         self._conn = conn
 
     def run(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        try:
-            result = self._conn.execute(cypher, params or {})
-        except RuntimeError as exc:
-            raise _refused(exc, " ".join(cypher.split())[:120]) from None
-        return rows_of(result, cypher)
+        return rows_of(self._execute(cypher, params), cypher)
 
     def column(self, cypher: str) -> list[Any]:
         """The first column's values, read from the result one at a time (no row lists)."""
+        return column_of(self._execute(cypher, None), cypher)
+
+    def _execute(self, cypher: str, params: dict[str, Any] | None) -> ladybug.QueryResult | list[ladybug.QueryResult]:
         try:
-            result = self._conn.execute(cypher)
+            return self._conn.execute(cypher, params or {})
         except RuntimeError as exc:
             raise _refused(exc, " ".join(cypher.split())[:120]) from None
-        return column_of(result, cypher)
 
 
 #: How LadybugDB begins a refusal that is the query text's fault (it did not parse, or names
@@ -322,9 +320,13 @@ class LadybugStore(GafStore):
         finally:
             # Another writer may take LadybugDB's lock in the instant between: then it is waited
             # for, as at opening (the session lock, held throughout, keeps other gaf writers out).
-            self._db, _ = _open_database(Path(self.location), False, self._wait, self.cache_mb)
-            self._conn = ladybug.Connection(self._db)
+            self._open_again()
             self._written_since_open = 0
+
+    def _open_again(self) -> None:
+        """Open the database this store had open (and closed), as before: for writing or read-only."""
+        self._db, _ = _open_database(Path(self.location), self.read_only, self._wait, self.cache_mb)
+        self._conn = ladybug.Connection(self._db)
 
     def _reading(self, records: int) -> None:
         """A reader closes the database and opens it again (some 50 ms) once it has looked up
@@ -340,8 +342,7 @@ class LadybugStore(GafStore):
         if self._looked_up + records > limit:
             self._conn.close()
             self._db.close()
-            self._db, _ = _open_database(Path(self.location), True, self._wait, self.cache_mb)
-            self._conn = ladybug.Connection(self._db)
+            self._open_again()
             self._looked_up = 0
         self._looked_up += records
 

@@ -52,8 +52,7 @@ def rows_of(result: ladybug.QueryResult | list[ladybug.QueryResult], cypher: str
 
     ``execute`` answers with a list only for a query of several statements; gaf sends one at a time.
     """
-    if isinstance(result, list):
-        raise StoreError(f"one statement was expected, LadybugDB ran {len(result)}", where=" ".join(cypher.split())[:120])
+    result = _one_statement(result, cypher)
     try:
         names = result.get_column_names()
         return [dict(zip(names, row, strict=True)) for row in result.get_all()]
@@ -65,8 +64,7 @@ def column_of(result: ladybug.QueryResult | list[ladybug.QueryResult], cypher: s
     """The first column of one statement's result, a value at a time, the result closed once read
     (``rows_of`` holds every row as a list and then as a dict: for a kind's 200,000 ids, some
     90 MB at once, where their values alone are 25 MB)."""
-    if isinstance(result, list):
-        raise StoreError(f"one statement was expected, LadybugDB ran {len(result)}", where=" ".join(cypher.split())[:120])
+    result = _one_statement(result, cypher)
     try:
         values = []
         while result.has_next():
@@ -74,6 +72,13 @@ def column_of(result: ladybug.QueryResult | list[ladybug.QueryResult], cypher: s
         return values
     finally:
         result.close()
+
+
+def _one_statement(result: ladybug.QueryResult | list[ladybug.QueryResult], cypher: str) -> ladybug.QueryResult:
+    """The result of the one statement gaf sent (``execute`` answers with a list only for several)."""
+    if isinstance(result, list):
+        raise StoreError(f"one statement was expected, LadybugDB ran {len(result)}", where=" ".join(cypher.split())[:120])
+    return result
 
 
 def _rows(conn: ladybug.Connection, query: str) -> list[dict[str, Any]]:
