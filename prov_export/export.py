@@ -361,27 +361,31 @@ RECORDS_BATCH = 1000
 def stream_all(store: GafStore, out: str | Path, *, base: str = DEFAULT_BASE, progress: Progress = no_progress,
                force: bool = False, sort_bound: int = 64 * 2**20) -> Exported:  # fmt: skip
     """The whole store as N-Triples, sorted and distinct, in memory bounded by ``sort_bound``
-    (``ntriples.SortedLines``) and never a graph: each record's triples become lines as it is
-    read. The hash is taken from the lines as they are written: the graph's canonical hash.
+    (``ntriples.sorted_lines``) and never a graph: each record's triples become lines as it is
+    read. An output that cannot be written is refused before the store is read. The hash is taken from the lines as they are written: the graph's canonical hash.
     ``progress`` is told the records mapped, out of all the store's counts hold, every
     thousand and at the end."""
     path = Path(out)
-    sorted_lines = ntriples.SortedLines(path.parent if str(path.parent) else ".", bound=sort_bound)
+    _writable(path, force=force)
     total = sum(store.counts().values())  # the records ``all_records`` reads: none about the store itself
     count = 0
-    progress(MAPPING, count, total)
-    for _, triples in mapped(store, Mapper(base)):
-        sorted_lines.add(triples)
-        count += 1
-        if count % RECORDS_BATCH == 0:
-            progress(MAPPING, count, total)
-    progress(MAPPING, count, total)
     written: dict[str, Any] = {}
+    sorter = ntriples.sorted_lines(path.parent if str(path.parent) else ".", bound=sort_bound)
+    try:
+        progress(MAPPING, count, total)
+        for _, triples in mapped(store, Mapper(base)):
+            sorter.add(triples)
+            count += 1
+            if count % RECORDS_BATCH == 0:
+                progress(MAPPING, count, total)
+        progress(MAPPING, count, total)
 
-    def write(f: IO[str]) -> None:
-        written["triples"], written["hash"] = sorted_lines.write(f)
+        def write(f: IO[str]) -> None:
+            written["triples"], written["hash"] = sorter.write(f)
 
-    _atomic_write(path, write, force=force)
+        _atomic_write(path, write, force=force)
+    finally:
+        sorter.close()
     return Exported(str(out), "nt", written["triples"], count, written["hash"], STREAMED_HASH)
 
 
@@ -389,11 +393,7 @@ def _atomic_write(path: Path, write: Callable[[IO[str]], object], *, force: bool
     """Write to a temporary file beside ``path`` and rename it: no partial file is ever left,
     and the file gets the mode any new file of the user's gets (their umask). A file already
     at ``path`` is kept unless ``force``."""
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise ExportError(f"cannot write {path}: no directory {directory}")
-    if path.exists() and not force:
-        raise ExportError(f"{path} exists", hint="--force replaces it; or give another --out")
+    directory = _writable(path, force=force)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
     except OSError as exc:
@@ -409,6 +409,17 @@ def _atomic_write(path: Path, write: Callable[[IO[str]], object], *, force: bool
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _writable(path: Path, *, force: bool = False) -> Path:
+    """The directory ``path`` is written in, refusing a missing one, or a file already at
+    ``path`` unless ``force``."""
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir():
+        raise ExportError(f"cannot write {path}: no directory {directory}")
+    if path.exists() and not force:
+        raise ExportError(f"{path} exists", hint="--force replaces it; or give another --out")
+    return directory
 
 
 def _umask() -> int:

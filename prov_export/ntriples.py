@@ -8,9 +8,12 @@ characters escaped, ``\\t`` ``\\b`` ``\\n`` ``\\f`` ``\\r`` as themselves and th
 ``\\u00XX`` in upper case; no ``^^xsd:string``; a language tag in lower case).
 
 The whole store's export is sorted and made distinct without a graph in memory
-(``SortedLines``): lines are gathered up to a bound, sorted, and spilled to a temporary
-file, each distinct line once; the runs are merged at the end, each distinct line written
-once while it is hashed.
+(``sorted_lines``): by the system's ``sort`` in a child process where there is one (lines
+piped to it as they are made, so it sorts on the machine's other core while the records are
+mapped; ``LC_ALL=C`` orders UTF-8 bytes, which is code-point order, Python's); otherwise in
+this process (``SortedLines``): lines are gathered up to a bound, sorted, and spilled to a
+temporary file, each distinct line once, and the runs are merged at the end. Either way each
+distinct line is written once, in order, while it is hashed.
 Because every node of gaf's PROV is an IRI (no blank nodes), the canonical N-Quads of the
 graph *are* these lines in this order, so the sha256 of the file is the graph's RDFC-1.0
 canonical hash (``export.canonical_hash``) — computed as the file is written, never by
@@ -23,12 +26,16 @@ import hashlib
 import heapq
 import os
 import re
+import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from rdflib import BNode, Literal, URIRef
 from rdflib.namespace import XSD
+
+from gaf.errors import ExportError
 
 XSD_STRING = XSD.string
 
@@ -112,6 +119,109 @@ def _gather(triples: Iterable[tuple[Any, Any, Any]], add: Callable[[str], object
     return size
 
 
+class Sorter(Protocol):
+    """Triples taken in any order and written as canonical lines, sorted and distinct."""
+
+    def add(self, triples: Iterable[tuple[Any, Any, Any]]) -> None:
+        """Some triples (a record's, say)."""
+
+    def write(self, out: IO[str]) -> tuple[int, str]:
+        """Write every distinct line, sorted, to ``out``: how many, and the sha256 of what was written."""
+
+    def close(self) -> None:
+        """Let go of what is held (a child process, run files), written or not."""
+
+
+def sorted_lines(directory: str | os.PathLike[str], bound: int = 64 * 2**20) -> Sorter:
+    """The sorter for a whole store's lines, in memory bounded by ``bound`` (its temporary files
+    in ``directory``): the system's ``sort`` where there is one (``SystemSort``), else this
+    process's (``SortedLines``)."""
+    program = shutil.which("sort")
+    return SystemSort(program, directory, bound) if program else SortedLines(directory, bound)
+
+
+class SystemSort:
+    """Lines piped, as they are made, to the system's ``sort -u`` in a child process (which uses
+    the machine's other core while this one maps records), and its output copied to the file
+    and hashed. Under ``LC_ALL=C`` it compares bytes, and UTF-8's byte order is code-point order,
+    the order ``SortedLines`` and Python sort strings in: the same file either way (a test holds
+    the two alike). ``-S`` bounds its buffer by ``bound``; past it, it spills runs to
+    ``directory`` and merges them, as ``SortedLines`` does."""
+
+    #: lines joined into one write to the pipe
+    BATCH = 8192
+
+    def __init__(self, program: str, directory: str | os.PathLike[str], bound: int = 64 * 2**20):
+        env = {**os.environ, "LC_ALL": "C"}
+        self._child: subprocess.Popen[bytes] | None = subprocess.Popen(
+            [program, "-u", "-S", f"{max(bound // 1024, 64)}K", "-T", os.fspath(directory)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        )  # fmt: skip
+        self._held: list[str] = []
+
+    def add(self, triples: Iterable[tuple[Any, Any, Any]]) -> None:
+        """Some triples, as canonical lines, piped to ``sort`` a batch at a time."""
+        _gather(triples, self._held.append)
+        if len(self._held) >= self.BATCH:
+            self._pipe()
+
+    def _pipe(self) -> None:
+        child = self._running()
+        assert child.stdin is not None
+        try:
+            child.stdin.write("".join(self._held).encode("utf-8"))
+        except BrokenPipeError:
+            self._failed()
+        self._held = []
+
+    def _running(self) -> subprocess.Popen[bytes]:
+        if self._child is None:
+            raise ExportError("the sort of this export's lines was closed")
+        return self._child
+
+    def _failed(self) -> None:
+        """``sort`` stopped early: its own words (a full disk, say) as gaf's error."""
+        child = self._running()
+        if child.poll() is None:
+            child.kill()
+        assert child.stderr is not None
+        err = child.stderr.read()
+        self.close()
+        raise ExportError(f"sorting the export's lines failed: {err.decode('utf-8', 'replace').strip() or f'sort exited {child.returncode}'}",
+                          hint="sort spills to the output's directory: free space there, or write the export elsewhere")  # fmt: skip
+
+    def write(self, out: IO[str]) -> tuple[int, str]:
+        """Close ``sort``'s input, then copy what it writes to ``out``, counting and hashing it."""
+        if self._held:
+            self._pipe()
+        child = self._running()
+        assert child.stdin is not None and child.stdout is not None
+        child.stdin.close()
+        digest = hashlib.sha256()
+        count = 0
+        out.flush()
+        raw = out.buffer  # type: ignore[attr-defined]  # a text file's bytes: sort's output is UTF-8 already
+        while chunk := child.stdout.read(1 << 20):
+            raw.write(chunk)
+            digest.update(chunk)
+            count += chunk.count(b"\n")
+        if child.wait() != 0:
+            self._failed()
+        self.close()
+        return count, digest.hexdigest()
+
+    def close(self) -> None:
+        child, self._child = self._child, None
+        if child is None:
+            return
+        if child.poll() is None:
+            child.kill()
+        for stream in (child.stdin, child.stdout, child.stderr):
+            if stream is not None:
+                stream.close()
+        child.wait()
+
+
 class SortedLines:
     """Triples gathered in any order and written as lines sorted and distinct, in memory
     bounded by ``bound`` characters: past it, the lines so far are sorted and spilled to a
@@ -180,7 +290,11 @@ class SortedLines:
                 digest.update(text.encode("utf-8"))
                 count += len(chunk)
         finally:
-            for run in self._runs:
-                run.close()
-            self._runs = []
+            self.close()
         return count, digest.hexdigest()
+
+    def close(self) -> None:
+        for run in self._runs:
+            run.close()
+        self._runs = []
+        self._held = []

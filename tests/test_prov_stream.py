@@ -9,10 +9,13 @@ canonical hash, however small the memory bound that splits the sort into runs.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,7 +32,8 @@ from gaf.types import format_instant
 from prov_export import canonical_hash, export, graph, lineage, stream_all
 from prov_export.export import STREAMED_HASH, all_records
 from prov_export.mapping import _plain, _time
-from prov_export.ntriples import lines, term
+from prov_export import ntriples
+from prov_export.ntriples import SortedLines, SystemSort, lines, term
 from tests.conftest import ROOT
 from tests.rentcase import close_both
 
@@ -41,7 +45,18 @@ def canonical_lines(g) -> str:
     return "".join(sorted({f"{t} .\n" for t in triples}))
 
 
-def test_the_whole_store_is_its_graphs_canonical_lines_sorted_distinct_and_hashed_as_written(store, tmp_path):
+@pytest.fixture(params=["system sort", "in process"])
+def sorter(request, monkeypatch):
+    """Each way the export sorts its lines: the system's ``sort`` (where there is one), and this
+    process's, which an export uses on a machine without one."""
+    if request.param == "in process":
+        monkeypatch.setattr(ntriples.shutil, "which", lambda name: None)
+    else:
+        assert ntriples.shutil.which("sort"), "no sort program on PATH"
+    return request.param
+
+
+def test_the_whole_store_is_its_graphs_canonical_lines_sorted_distinct_and_hashed_as_written(store, tmp_path, sorter):
     close_both(store)
     g = graph(list(all_records(store)))
     expected = canonical_lines(g)
@@ -107,6 +122,56 @@ def test_the_mappings_time_is_rdflibs_datetime_literal_of_the_instant_written_as
     assert (str(ours), ours, hash(ours), ours.value, ours.datatype, ours.language, ours.ill_typed, ours.n3()) == (
         str(theirs), theirs, hash(theirs), theirs.value, theirs.datatype, theirs.language, theirs.ill_typed, theirs.n3())  # fmt: skip
     assert term(ours) == term(theirs)
+
+TEXTS = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)  # any character UTF-8 can carry: no lone surrogates
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), TEXTS), max_size=60))
+@example([(0, 0, "é"), (0, 0, "z"), (0, 0, "\x7f"), (0, 0, "😀"), (0, 0, "\uffff"), (0, 0, "\ufffd"), (0, 0, "é")])
+def test_the_system_sort_writes_the_bytes_python_sorts_the_lines_into(triples):
+    """The oracle is Python's own ``sorted(set(...))`` of the lines: the system's ``sort`` under
+    ``LC_ALL=C`` (bytes) and the in-process sorter must both write exactly that, whatever the
+    characters (UTF-8 byte order is code-point order only if nothing re-orders them), with a
+    buffer small enough to spill runs."""
+    made = [(URIRef(f"urn:gaf:s-{a}"), URIRef(f"urn:gaf:p-{b}"), Literal(text)) for a, b, text in triples]
+    expected = "".join(sorted(lines(made)))
+    for sorter in (SystemSort(ntriples.shutil.which("sort"), tempfile.gettempdir(), bound=1024), SortedLines(tempfile.gettempdir(), bound=64)):
+        try:
+            for i in range(0, len(made), 7):  # as records come: a few triples at a time
+                sorter.add(made[i : i + 7])
+            out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="")
+            count, digest = sorter.write(out)
+            out.flush()
+            written = out.buffer.getvalue()
+        finally:
+            sorter.close()
+        assert written.decode("utf-8") == expected, type(sorter).__name__
+        assert (count, digest) == (expected.count("\n"), hashlib.sha256(written).hexdigest())
+
+
+def test_a_sort_that_fails_is_an_export_error_and_leaves_no_file(ladybug_store, tmp_path, monkeypatch):
+    """A ``sort`` that stops (here a program that exits at once, as sort would on a full disk)
+    makes the export a typed error, and neither the output nor a temporary file is left."""
+    close_both(ladybug_store)
+    false = shutil.which("false")
+    monkeypatch.setattr(ntriples.shutil, "which", lambda name: false)
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(ExportError, match="sorting the export's lines failed") as failed:
+        stream_all(ladybug_store, out / "all.nt")
+    assert "free space" in failed.value.hint
+    assert list(out.iterdir()) == []
+
+
+def test_an_output_that_exists_is_refused_before_the_store_is_read(ladybug_store, tmp_path):
+    close_both(ladybug_store)
+    kept = tmp_path / "all.nt"
+    kept.write_text("mine")
+    told = []
+    with pytest.raises(ExportError, match="exists"):
+        stream_all(ladybug_store, kept, progress=lambda *a: told.append(a))
+    assert told == [] and kept.read_text() == "mine"
+
 
 @contextmanager
 def umask(mask: int):

@@ -18,7 +18,7 @@ from pydantic import AliasChoices, ConfigDict, Field, model_validator
 
 from gaf.canonical import content_id
 from gaf.records.base import Record
-from gaf.types import Instant, Interval, Key, Quantity, Ref, Scalar, Text, Unit, Value, number_text, scalar_json
+from gaf.types import Instant, Interval, Key, Quantity, Ref, Scalar, Text, Unit, Value, format_instant, number_text, scalar_json
 
 # --------------------------------------------------------------------------- sources and agents
 
@@ -233,17 +233,17 @@ class Statement(Value):
         built = self.__dict__.get("_proposition")
         if built is not None:
             return built.id  # type: ignore[no-any-return]
-        if self.valid is None:  # most statements: the fields as they are, a decimal as JSON spells it
-            fields: dict[str, Any] = {"kind": Proposition.KIND, "subject": self.subject, "predicate": self.predicate}
-            if self.object is not None:
-                fields["object"] = self.object
-            if self.value is not None:
-                fields["value"] = scalar_json(self.value)
-            if self.unit is not None:
-                fields["unit"] = self.unit
-            return content_id(Proposition.KIND, fields)
-        fields = self.model_dump(mode="json", exclude={"polarity"}, exclude_defaults=True)
-        return content_id(Proposition.KIND, {"kind": Proposition.KIND, **fields})
+        # the fields as they are, a decimal as JSON spells it, an interval's ends as instants are written
+        fields: dict[str, Any] = {"kind": Proposition.KIND, "subject": self.subject, "predicate": self.predicate}
+        if self.object is not None:
+            fields["object"] = self.object
+        if self.value is not None:
+            fields["value"] = scalar_json(self.value)
+        if self.unit is not None:
+            fields["unit"] = self.unit
+        if (valid := self.valid) is not None:
+            fields["valid"] = {name: format_instant(at) for name, at in (("start", valid.start), ("end", valid.end)) if at is not None}
+        return content_id(Proposition.KIND, fields)
 
 
 def statement_text(predicate: str, subject: Any, obj: Any = None, value: Any = None, *, denied: bool = False, unit: str | None = None) -> str:
