@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -24,7 +25,7 @@ from hypothesis import strategies as st
 from gaf.records import GAF, AcceptedFact, Closure, Decision, Proposition, limits
 from gaf.verify import verify
 from tests.impact_truth import materialise
-from tests.worlds import build_ledger
+from tests.worlds import AT, build_ledger
 
 #: A record size limit far below the whole GAF of ``CASES`` cases, and above every other record.
 LIMIT = 8 * 1024
@@ -104,3 +105,21 @@ def test_a_member_relationship_removed_behind_gafs_back_changes_the_record_and_i
     store._write(lambda tx: tx.run("MATCH (:GAF {id: $id})-[r:CONTAINS]->(:AcceptedFact {id: $f}) DELETE r", {"id": gaf.id, "f": victim}))
     found = {(d.id, "does not match its id" in d.problem) for d in verify(store).discrepancies}
     assert found == {(gaf.id, True)}
+
+
+
+def test_member_lists_read_together_are_each_records_own_whatever_ids_are_asked_for(store):
+    """Members are read for a sorted chunk of records at a time, asked for by the chunk's id range
+    as well as its list, so the records between two asked-for ids must not lend theirs. A ledger
+    that grows a case a day has a GAF a day, each with members of its own. The oracles: each
+    GAF read on its own, and its id, which hashes its member lists (a member lent by a neighbour
+    would make the record fail its id check as it is read)."""
+    ids = sorted({materialise(store, _world(cases), at=AT + timedelta(days=cases)).gaf for cases in range(2, 14)})
+    assert len(ids) == 12
+    alone = {gid: store.get(gid, GAF) for gid in ids}
+    assert all(alone[gid].facts for gid in ids)
+    assert all("facts" not in json.loads(row["body"]) for row in store.stored_nodes("gaf"))  # read from relationships
+    for asked in (ids[::3], ids[1::4][::-1], [ids[0], ids[-1]], ids):  # gaps, reversed, the two ends, all
+        together = store.get_many(asked, GAF)
+        assert together == {gid: alone[gid] for gid in asked}
+    assert [g.id for g in store.records("gaf")] == ids
