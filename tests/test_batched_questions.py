@@ -18,7 +18,6 @@ from datetime import datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import gaf.store.questions as questions
 from bench.built import Shape, build, draw
@@ -109,29 +108,3 @@ def test_ladybug_answers_the_same_by_scanning_a_label_as_record_by_record(ladybu
     _check_batched_questions(ladybug_store)
     monkeypatch.setattr(questions, "SCAN_AT", 10**9)  # no list scans: one statement per id
     _check_batched_questions(ladybug_store)
-
-
-_HEX = "0123456789abcdef"
-#: ids as a kind's are read: ``kind:`` and 64 hex digits
-_PACKABLE = st.lists(st.text(_HEX, min_size=64, max_size=64).map(lambda h: f"claim:{h}"), max_size=40)
-#: and, now and then, one that is not (upper-case hex, another kind, a short digest), which a
-#: PackedIds must hold as it was given all the same
-_ODD = st.none() | st.tuples(st.integers(0, 40), st.sampled_from(["claim:" + "AB" * 32, "fact:" + "0" * 64, "claim:abc", "claim:", "noprefix"]))
-
-
-@given(_PACKABLE, _ODD, st.slices(45), st.integers(-45, 44))
-def test_packed_ids_are_the_list_they_were_appended_as(ids, odd, part, index):
-    """The oracle is the plain list of the same ids: length, every index, any slice (steps and
-    negative bounds included), and an index past either end refused alike."""
-    if odd is not None:
-        ids.insert(odd[0], odd[1])
-    packed = questions.PackedIds()
-    for rid in ids:
-        packed.append(rid)
-    assert len(packed) == len(ids) and list(packed) == ids
-    assert packed[part] == ids[part]
-    if -len(ids) <= index < len(ids):
-        assert packed[index] == ids[index]
-    else:
-        with pytest.raises(IndexError):
-            packed[index]

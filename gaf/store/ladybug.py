@@ -23,7 +23,6 @@ from gaf.errors import InvalidQuery, ReadOnlyViolation, StoreError, StoreLocked,
 from gaf.store.base import BULK_BATCH, Compacted, GafStore, Tx, WriteReport
 from gaf.store.ladybug_compact import column_of, copy_path, discard, export, put_in_place, rows_of, scratch, without_key_index, worth_compacting, write_copy
 from gaf.store.schema import SCHEMA_VERSION, graph_schema
-from gaf.store.questions import C
 
 T = TypeVar("T")
 
@@ -35,9 +34,9 @@ class _LadybugTx:
     def run(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         return rows_of(self._execute(cypher, params), cypher)
 
-    def column(self, cypher: str, into: C | None = None) -> C | list[Any]:
-        """The first column's values, read from the result one at a time (no row lists), appended to ``into``."""
-        return cast("C | list[Any]", column_of(self._execute(cypher, None), cypher, into))
+    def column(self, cypher: str) -> list[Any]:
+        """The first column's values, read from the result one at a time (no row lists)."""
+        return column_of(self._execute(cypher, None), cypher)
 
     def _execute(self, cypher: str, params: dict[str, Any] | None) -> ladybug.QueryResult | list[ladybug.QueryResult]:
         try:
@@ -347,9 +346,9 @@ class LadybugStore(GafStore):
             self._looked_up = 0
         self._looked_up += records
 
-    def _column(self, cypher: str, name: str, into: C | None = None) -> C | list[Any]:
-        """The statement's one column (``name``), a value at a time (``column_of``), appended to ``into``."""
-        return self._read(lambda tx: cast(_LadybugTx, tx).column(cypher, into))
+    def _column(self, cypher: str, name: str) -> list[Any]:
+        """The statement's one column (``name``), a value at a time (``column_of``)."""
+        return self._read(lambda tx: cast(_LadybugTx, tx).column(cypher))
 
     def compact(self) -> Compacted:
         """Copy what the store's file holds into a new file and put that in its place

@@ -60,13 +60,13 @@ def rows_of(result: ladybug.QueryResult | list[ladybug.QueryResult], cypher: str
         result.close()
 
 
-def column_of(result: ladybug.QueryResult | list[ladybug.QueryResult], cypher: str, into: Any = None) -> Any:
-    """The first column of one statement's result, a value at a time, appended to ``into`` (a new
-    list by default), the result closed once read (``rows_of`` holds every row as a list and then
-    as a dict: for a kind's 200,000 ids, some 90 MB at once, where their values alone are 25 MB)."""
+def column_of(result: ladybug.QueryResult | list[ladybug.QueryResult], cypher: str) -> list[Any]:
+    """The first column of one statement's result, a value at a time, the result closed once read
+    (``rows_of`` holds every row as a list and then as a dict: for a kind's 200,000 ids, some
+    90 MB at once, where their values alone are 25 MB)."""
     result = _one_statement(result, cypher)
     try:
-        values = [] if into is None else into
+        values = []
         while result.has_next():
             values.append(cast(list[Any], result.get_next())[0])  # rows are lists unless asked as dicts
         return values

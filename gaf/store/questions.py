@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime
-from typing import Any, Protocol, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from gaf.canonical import ID_PATTERN, kind_of, short_id
 from gaf.errors import AmbiguousReference, InvalidRecord, UnknownReference
@@ -252,8 +252,7 @@ class Questions(abc.ABC):
         store holds one chunk of bodies in memory, not all of them (and the store is told of
         the kind and of each chunk before it is read: ``_reading``)."""
         self._reading(0)
-        ids = self._column(_IDS[record_type(kind).LABEL], "id", into=PackedIds())
-        for group in chunks(ids, chunk):
+        for group in chunks(list(self.ids(kind)), chunk):
             self._reading(len(group))
             found = self.get_many(group)
             yield from (found[i] for i in group)
@@ -265,17 +264,13 @@ class Questions(abc.ABC):
         server, or in a snapshot."""
 
     def ids(self, kind: str) -> Iterator[str]:
-        """Every id of a kind, in id order (held packed, not a row apiece: ``_column``, ``PackedIds``)."""
-        yield from self._column(_IDS[record_type(kind).LABEL], "id", into=PackedIds())
+        """Every id of a kind, in id order (a list of them, not a row apiece: ``_column``)."""
+        yield from self._column(_IDS[record_type(kind).LABEL], "id")
 
-    def _column(self, cypher: str, name: str, into: C | None = None) -> C | list[Any]:
-        """The values of one column of a statement's rows, appended to ``into`` (a new list by
-        default): what the embedded store reads without a row for each (at 1M records, a kind's
-        ids as rows held some 90 MB at once)."""
-        values = [] if into is None else into
-        for row in self._rows(cypher):
-            values.append(row[name])
-        return values
+    def _column(self, cypher: str, name: str) -> list[Any]:
+        """The values of one column of a statement's rows: what the embedded store reads without
+        a row for each (at 1M records, a kind's ids as rows held some 90 MB at once)."""
+        return [row[name] for row in self._rows(cypher)]
 
     def labels(self) -> set[str]:
         """The record labels the store can answer for: on LadybugDB, whose tables are declared, the
@@ -790,59 +785,6 @@ def _by_label(ids: Iterable[str]) -> dict[str, list[str]]:
     for rid in ids:
         out[label_of(kind_of(rid))].append(rid)
     return {label: sorted(set(group)) for label, group in sorted(out.items())}
-
-
-class Column(Protocol):
-    """What a column's values are appended to."""
-
-    def append(self, value: Any, /) -> None: ...
-
-
-C = TypeVar("C", bound=Column)
-_DIGEST = re.compile("[0-9a-f]{64}")
-
-
-class PackedIds(Sequence[str]):
-    """Ids of one kind, in the order appended, held as their 32-byte digests: some 33 bytes an id
-    against some 120 as a string, so a whole-kind read holds a 1M-record store's largest kind
-    (207,000 ids) in 7 MB rather than 25. An id that is not ``kind:`` and 64 lower-case hex
-    digits (none gaf writes) turns the whole sequence into strings."""
-
-    def __init__(self) -> None:
-        self._kind: str | None = None
-        self._digests = bytearray()
-        self._strings: list[str] | None = None
-
-    def append(self, value: Any, /) -> None:
-        if self._strings is None:
-            kind, _, digest = str(value).partition(":")
-            if (self._kind is None or kind == self._kind) and _DIGEST.fullmatch(digest):
-                self._kind = kind
-                self._digests += bytes.fromhex(digest)
-                return
-            self._strings = list(self)
-            self._digests = bytearray()
-        self._strings.append(value)
-
-    def __len__(self) -> int:
-        return len(self._strings) if self._strings is not None else len(self._digests) // 32
-
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-
-    def __getitem__(self, index: int | slice) -> str | list[str]:
-        if self._strings is not None:
-            return self._strings[index]
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        return f"{self._kind}:{self._digests[index * 32 : index * 32 + 32].hex()}"
 
 
 def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
