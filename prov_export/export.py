@@ -362,9 +362,9 @@ def stream_all(store: GafStore, out: str | Path, *, base: str = DEFAULT_BASE, pr
                force: bool = False, sort_bound: int = 64 * 2**20) -> Exported:  # fmt: skip
     """The whole store as N-Triples, sorted and distinct, in memory bounded by ``sort_bound``
     (``ntriples.sorted_lines``) and never a graph: each record's triples become lines as it is
-    read. An output that cannot be written is refused before the store is read. The hash is taken from the lines as they are written: the graph's canonical hash.
+    read. The hash is taken from the lines as they are written: the graph's canonical hash.
     ``progress`` is told the records mapped, out of all the store's counts hold, every
-    thousand and at the end."""
+    thousand and at the end. An output that cannot be written is refused before the store is read."""
     path = Path(out)
     _writable(path, force=force)
     total = sum(store.counts().values())  # the records ``all_records`` reads: none about the store itself

@@ -196,7 +196,10 @@ class SystemSort:
             self._pipe()
         child = self._running()
         assert child.stdin is not None and child.stdout is not None
-        child.stdin.close()
+        try:
+            child.stdin.close()  # flushes: a sort that stopped is a broken pipe here
+        except BrokenPipeError:
+            self._failed()
         digest = hashlib.sha256()
         count = 0
         out.flush()
