@@ -152,7 +152,7 @@ class SystemSort:
     BATCH = 8192
 
     def __init__(self, program: str, directory: str | os.PathLike[str], bound: int = 64 * 2**20):
-        env = {**os.environ, "LC_ALL": "C"}
+        env = {"LC_ALL": "C"}  # and nothing else of this process's environment: the program is named by its path
         self._child: subprocess.Popen[bytes] | None = subprocess.Popen(
             [program, "-u", "-S", f"{max(bound // 1024, 64)}K", "-T", os.fspath(directory)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
