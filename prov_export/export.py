@@ -359,7 +359,7 @@ RECORDS_BATCH = 1000
 
 
 def stream_all(store: GafStore, out: str | Path, *, base: str = DEFAULT_BASE, progress: Progress = no_progress,
-               force: bool = False, sort_bound: int = 64 * 2**20) -> Exported:  # fmt: skip
+               force: bool = False, sort_bound: int = ntriples.SORT_BOUND) -> Exported:  # fmt: skip
     """The whole store as N-Triples, sorted and distinct, in memory bounded by ``sort_bound``
     (``ntriples.sorted_lines``) and never a graph: each record's triples become lines as it is
     read. The hash is taken from the lines as they are written: the graph's canonical hash.

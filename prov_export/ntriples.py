@@ -119,6 +119,24 @@ def _gather(triples: Iterable[tuple[Any, Any, Any]], add: Callable[[str], object
     return size
 
 
+#: How much of the lines a sorter holds in memory before it spills a sorted run to disk.
+SORT_BOUND = 64 * 2**20
+
+
+def _copied(out: IO[str], chunks: Iterable[bytes]) -> tuple[int, str]:
+    """Write sorted lines, already UTF-8, to the text file ``out`` (through its bytes): how many
+    lines, and the sha256 of what was written."""
+    digest = hashlib.sha256()
+    count = 0
+    out.flush()
+    raw = out.buffer  # type: ignore[attr-defined]
+    for chunk in chunks:
+        raw.write(chunk)
+        digest.update(chunk)
+        count += chunk.count(b"\n")  # a line's one newline: N-Triples escapes those inside literals
+    return count, digest.hexdigest()
+
+
 class Sorter(Protocol):
     """Triples taken in any order and written as canonical lines, sorted and distinct."""
 
@@ -132,7 +150,7 @@ class Sorter(Protocol):
         """Let go of what is held (a child process, run files), written or not."""
 
 
-def sorted_lines(directory: str | os.PathLike[str], bound: int = 64 * 2**20) -> Sorter:
+def sorted_lines(directory: str | os.PathLike[str], bound: int = SORT_BOUND) -> Sorter:
     """The sorter for a whole store's lines, in memory bounded by ``bound`` (its temporary files
     in ``directory``): the system's ``sort`` where there is one (``SystemSort``), else this
     process's (``SortedLines``)."""
@@ -151,7 +169,7 @@ class SystemSort:
     #: lines joined into one write to the pipe
     BATCH = 8192
 
-    def __init__(self, program: str, directory: str | os.PathLike[str], bound: int = 64 * 2**20):
+    def __init__(self, program: str, directory: str | os.PathLike[str], bound: int = SORT_BOUND):
         env = {"LC_ALL": "C"}  # and nothing else of this process's environment: the program is named by its path
         self._child: subprocess.Popen[bytes] | None = subprocess.Popen(
             [program, "-u", "-S", f"{max(bound // 1024, 64)}K", "-T", os.fspath(directory)],
@@ -200,18 +218,12 @@ class SystemSort:
             child.stdin.close()  # flushes: a sort that stopped is a broken pipe here
         except BrokenPipeError:
             self._failed()
-        digest = hashlib.sha256()
-        count = 0
-        out.flush()
-        raw = out.buffer  # type: ignore[attr-defined]  # a text file's bytes: sort's output is UTF-8 already
-        while chunk := child.stdout.read(1 << 20):
-            raw.write(chunk)
-            digest.update(chunk)
-            count += chunk.count(b"\n")
+        stdout = child.stdout
+        written = _copied(out, iter(lambda: stdout.read(1 << 20), b""))
         if child.wait() != 0:
             self._failed()
         self.close()
-        return count, digest.hexdigest()
+        return written
 
     def close(self) -> None:
         child, self._child = self._child, None
@@ -235,7 +247,7 @@ class SortedLines:
     in — kind by kind, each in id order, so most of a record's lines sit near their place —
     which Python's sort runs through about four times faster than a set's hash order."""
 
-    def __init__(self, directory: str | os.PathLike[str], bound: int = 64 * 2**20):
+    def __init__(self, directory: str | os.PathLike[str], bound: int = SORT_BOUND):
         self.directory = directory
         self.bound = bound
         self._held: list[str] = []
@@ -284,17 +296,10 @@ class SortedLines:
 
     def write(self, out: IO[str]) -> tuple[int, str]:
         """Write every distinct line, sorted, to ``out``: how many, and the sha256 of what was written."""
-        digest = hashlib.sha256()
-        count = 0
         try:
-            for chunk in self._chunks():
-                text = "".join(chunk)
-                out.write(text)
-                digest.update(text.encode("utf-8"))
-                count += len(chunk)
+            return _copied(out, ("".join(chunk).encode("utf-8") for chunk in self._chunks()))
         finally:
             self.close()
-        return count, digest.hexdigest()
 
     def close(self) -> None:
         for run in self._runs:
