@@ -119,15 +119,29 @@ def _hwm_bytes(pid: int | None = None) -> int:
     return _maxrss_bytes() if pid is None else 0
 
 
-def _children() -> list[int]:
-    """This process's child processes."""
+def _children(pid: str = "self") -> list[int]:
+    """A process's descendants (this one's by default): the export's mapping process and the
+    system's sort it writes to."""
     pids: list[int] = []
-    for task in Path("/proc/self/task").iterdir():
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return pids
+    for task in tasks:
         try:
-            pids += [int(p) for p in (task / "children").read_text().split()]
+            found = [int(p) for p in (task / "children").read_text().split()]
         except OSError:
             continue
+        for child in found:
+            pids += [child, *_children(str(child))]
     return pids
+
+
+def _name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return "?"
 
 
 def _reset_peak() -> bool:
@@ -157,16 +171,28 @@ class _Sampler(threading.Thread):
         self.samples: list[tuple[float, int]] = []
         self._done = threading.Event()
         self._t0 = time.perf_counter()
+        self.peaks: dict[int, tuple[str, int]] = {}
 
     def run(self) -> None:
         while not self._done.wait(self.every):
             self.samples.append((time.perf_counter() - self._t0, _rss_bytes()))
             for pid in _children():
-                self.children_peak = max(self.children_peak, _hwm_bytes(pid))
+                name, peak = self.peaks.get(pid, (_name(pid), 0))
+                self.peaks[pid] = (name, max(peak, _hwm_bytes(pid)))
 
-    #: the largest peak resident set (VmHWM, which starts afresh at exec) a child process of the
-    #: export (the system's sort) had reached at a sample: its last 0.25 s may be missed
-    children_peak = 0
+    @property
+    def children_peak(self) -> int:
+        """The sum of the peak resident sets (VmHWM, which starts afresh at exec) the export's
+        descendant processes (its mapping process, the system's sort) had reached at a sample:
+        their last 0.25 s may be missed."""
+        return sum(peak for _, peak in self.peaks.values())
+
+    def children_peaks(self) -> dict[str, float]:
+        """Each descendant's peak (MB), by program name."""
+        out: dict[str, float] = {}
+        for name, peak in self.peaks.values():
+            out[name] = out.get(name, 0) + peak / 2**20
+        return out
 
     def stop(self) -> list[tuple[float, int]]:
         self._done.set()
@@ -300,6 +326,7 @@ def child(variant: str, store_path: str, out: str, total: int, cache_mb: int = 0
         out_bytes=Path(out).stat().st_size if variant != "read" else None,
         children_cpu_seconds=children.children_user + children.children_system,
         children_peak_mb=sampler.children_peak / 2**20,
+        children_peaks_mb=sampler.children_peaks(),
     )
     return result
 
@@ -521,8 +548,9 @@ def show(result: dict[str, Any]) -> None:
             out.print(f"{int(size):,}: [bold]rdflib baseline not run[/]: {e['variants']['rdflib']['skipped']}")
         extra = f"; rdflib graph built in {e['variants']['rdflib']['build_seconds']:.1f} s, serialised in " \
                 f"{e['variants']['rdflib']['serialize_seconds']:.1f} s" if "seconds" in e["variants"].get("rdflib", {}) else ""
-        sort = f"; its sort child: {gaf['children_cpu_seconds']:.1f} CPU s, peak {gaf['children_peak_mb']:,.0f} MB (not in the table's " \
-               "peak)" if gaf.get("children_cpu_seconds") else ""
+        each = ", ".join(f"{name} {mb:,.0f}" for name, mb in sorted(gaf.get("children_peaks_mb", {}).items()))
+        sort = f"; its child processes: {gaf['children_cpu_seconds']:.1f} CPU s, peaks {each or round(gaf['children_peak_mb'])} MB " \
+               f"(not in the table's peak; with it: {gaf['peak_mb'] + gaf['children_peak_mb']:,.0f} MB)" if gaf.get("children_cpu_seconds") else ""
         out.print(f"{int(size):,}: gaf wrote {c['gaf_lines']:,} lines for {c['gaf_distinct']:,} distinct triples{sort}; "
                   f"check: {c['method']}{extra}; gaf RSS (s, MB): {gaf['rss_profile']}")  # fmt: skip
 

@@ -34,6 +34,7 @@ from gaf.store.base import GafStore
 from gaf.types import Progress, no_progress
 from prov_export import document, ntriples
 from prov_export.mapping import DEFAULT_BASE, GAF, ID_PREFIX, PROV, Mapper, Triple
+from prov_export.mapping_process import MappingProcess
 
 RDF_FORMATS = {"ttl": "turtle", "jsonld": "json-ld", "nt": "nt"}
 #: Formats with named graphs: each closure's bundle is the graph named by the closure's IRI.
@@ -327,64 +328,86 @@ def export(records: list[Record], fmt: str, out: str | Path | None, *, base: str
     return result, None
 
 
-def mapped(store: GafStore, mapper: Mapper) -> Iterator[tuple[Record, Iterator[Triple]]]:
-    """Every record of the store (``all_records``) with its triples: an accepted fact's
-    lineage needs its justification, fetched with those of the 2,000 facts beside it
-    rather than one read per fact."""
-    facts: list[AcceptedFact] = []
+#: How many records ``chunks`` reads together (and a mapping process takes in one frame).
+CHUNK = 2000
 
-    def with_justifications() -> Iterator[tuple[Record, Iterator[Triple]]]:
-        mapper.lookup = store.get_many(sorted({f.justification for f in facts})).get
-        for fact in facts:
-            yield fact, mapper.triples(fact)
-        mapper.lookup = None
-        facts.clear()
 
+def chunks(store: GafStore, *, size: int = CHUNK) -> Iterator[tuple[list[Record], dict[str, Record]]]:
+    """Every record of the store (``all_records``), ``size`` at a time, each chunk with what its
+    mapping looks up: the justifications of its accepted facts, read together rather than one
+    read per fact (an accepted fact's lineage runs through its justification's inputs)."""
+    held: list[Record] = []
     for record in all_records(store):
-        if isinstance(record, AcceptedFact):
-            facts.append(record)
-            if len(facts) >= 2000:
-                yield from with_justifications()
-            continue
-        if facts:
-            yield from with_justifications()
-        yield record, mapper.triples(record)
-    if facts:
-        yield from with_justifications()
+        held.append(record)
+        if len(held) == size:
+            yield held, _justifications(store, held)
+            held = []
+    if held:
+        yield held, _justifications(store, held)
+
+
+def _justifications(store: GafStore, records: list[Record]) -> dict[str, Record]:
+    wanted = sorted({r.justification for r in records if isinstance(r, AcceptedFact)})
+    return store.get_many(wanted) if wanted else {}
+
+
+def mapped(store: GafStore, mapper: Mapper) -> Iterator[tuple[Record, Iterator[Triple]]]:
+    """Every record of the store (``chunks``) with its triples, mapped in this process."""
+    for records, found in chunks(store):
+        mapper.lookup = found.get
+        for record in records:
+            yield record, mapper.triples(record)
+    mapper.lookup = None
 
 
 #: The stage of a streamed export, and how many records are mapped between two reports of it.
 MAPPING = "mapping the records"
-RECORDS_BATCH = 1000
 
 
 def stream_all(store: GafStore, out: str | Path, *, base: str = DEFAULT_BASE, progress: Progress = no_progress,
                force: bool = False, sort_bound: int = ntriples.SORT_BOUND) -> Exported:  # fmt: skip
     """The whole store as N-Triples, sorted and distinct, in memory bounded by ``sort_bound``
     (``ntriples.sorted_lines``) and never a graph: each record's triples become lines as it is
-    read. The hash is taken from the lines as they are written: the graph's canonical hash.
-    ``progress`` is told the records mapped, out of all the store's counts hold, every
-    thousand and at the end. An output that cannot be written is refused before the store is read."""
+    read. With the system's ``sort``, the records are mapped in a second process
+    (``mapping_process``) that writes their lines straight to it, while this one reads the
+    next; without, here. The hash is taken from the lines as they are written: the graph's
+    canonical hash. ``progress`` is told the records read for mapping, out of all the store's
+    counts hold, a chunk at a time and at the end. An output that cannot be written is refused
+    before the store is read."""
     path = Path(out)
     _writable(path, force=force)
+    mapper = Mapper(base)
     total = sum(store.counts().values())  # the records ``all_records`` reads: none about the store itself
     count = 0
     written: dict[str, Any] = {}
     sorter = ntriples.sorted_lines(path.parent if str(path.parent) else ".", bound=sort_bound)
+    mapping = MappingProcess(base, sorter.input()) if isinstance(sorter, ntriples.SystemSort) else None
     try:
         progress(MAPPING, count, total)
-        for _, triples in mapped(store, Mapper(base)):
-            sorter.add(triples)
-            count += 1
-            if count % RECORDS_BATCH == 0:
+        try:
+            for records, found in chunks(store):
+                if mapping is not None:
+                    mapping.add(records, found)
+                else:
+                    mapper.lookup = found.get
+                    for record in records:
+                        sorter.add(mapper.triples(record))
+                count += len(records)
                 progress(MAPPING, count, total)
-        progress(MAPPING, count, total)
+            if mapping is not None:
+                mapping.finish()
+        except ExportError:
+            if isinstance(sorter, ntriples.SystemSort):
+                sorter.check()  # a sort that stopped is why its writer failed: say so
+            raise
 
         def write(f: IO[str]) -> None:
             written["triples"], written["hash"] = sorter.write(f)
 
         _atomic_write(path, write, force=force)
     finally:
+        if mapping is not None:
+            mapping.close()
         sorter.close()
     return Exported(str(out), "nt", written["triples"], count, written["hash"], STREAMED_HASH)
 

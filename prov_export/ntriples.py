@@ -94,11 +94,11 @@ def quad_lines(ds: Any) -> set[str]:
 def lines(triples: Iterable[tuple[Any, Any, Any]]) -> set[str]:
     """Some triples' distinct lines."""
     out: set[str] = set()
-    _gather(triples, out.add)
+    gather(triples, out.add)
     return out
 
 
-def _gather(triples: Iterable[tuple[Any, Any, Any]], add: Callable[[str], object]) -> int:
+def gather(triples: Iterable[tuple[Any, Any, Any]], add: Callable[[str], object]) -> int:
     """Hand each triple's line to ``add``: the characters handed over."""
     size = 0
     for s, p, o in triples:
@@ -179,7 +179,7 @@ class SystemSort:
 
     def add(self, triples: Iterable[tuple[Any, Any, Any]]) -> None:
         """Some triples, as canonical lines, piped to ``sort`` a batch at a time."""
-        _gather(triples, self._held.append)
+        gather(triples, self._held.append)
         if len(self._held) >= self.BATCH:
             self._pipe()
 
@@ -207,6 +207,18 @@ class SystemSort:
         self.close()
         raise ExportError(f"sorting the export's lines failed: {err.decode('utf-8', 'replace').strip() or f'sort exited {child.returncode}'}",
                           hint="sort spills to the output's directory: free space there, or write the export elsewhere")  # fmt: skip
+
+    def input(self) -> int:
+        """The file descriptor of ``sort``'s input, for a process that writes lines to it itself
+        (``mapping_process.MappingProcess``): it must have closed its copy before ``write``."""
+        child = self._running()
+        assert child.stdin is not None
+        return child.stdin.fileno()
+
+    def check(self) -> None:
+        """Raise ``sort``'s own error if it has stopped with one."""
+        if self._running().poll() not in (None, 0):
+            self._failed()
 
     def write(self, out: IO[str]) -> tuple[int, str]:
         """Close ``sort``'s input, then copy what it writes to ``out``, counting and hashing it."""
@@ -256,7 +268,7 @@ class SortedLines:
 
     def add(self, triples: Iterable[tuple[Any, Any, Any]]) -> None:
         """Some triples (a record's, say), as canonical lines."""
-        self._size += _gather(triples, self._held.append)
+        self._size += gather(triples, self._held.append)
         if self._size > self.bound:
             self._spill()
 

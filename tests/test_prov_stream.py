@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -30,9 +31,9 @@ from rdflib.namespace import XSD
 from gaf.errors import ExportError
 from gaf.types import format_instant
 from prov_export import canonical_hash, export, graph, lineage, stream_all
-from prov_export.export import STREAMED_HASH, all_records
-from prov_export.mapping import _plain, _time
-from prov_export import ntriples
+from prov_export import mapping_process, ntriples
+from prov_export.export import STREAMED_HASH, all_records, chunks
+from prov_export.mapping import DEFAULT_BASE, Mapper, _plain, _time
 from prov_export.ntriples import SortedLines, SystemSort, lines, term
 from tests.conftest import ROOT
 from tests.rentcase import close_both
@@ -229,3 +230,60 @@ def test_the_cli_summary_under_json_goes_to_stdout_and_a_second_export_needs_for
     nowhere = _gaf("export", "prov", "--all", "--format", "nt", "--json", "--store", path, cwd=tmp_path)
     refusal = json.loads(nowhere.stdout)  # under --json, an error is JSON on stdout too
     assert nowhere.returncode != 0 and "--out" in refusal["hint"] and "Traceback" not in nowhere.stderr
+
+
+def test_a_mapping_process_that_fails_is_an_export_error_with_its_words_and_leaves_no_file(ladybug_store, tmp_path, monkeypatch):
+    """The process that maps the records (beside the system's sort) stopping early — here one
+    that says why and exits at once — makes the export a typed error quoting it; nothing is
+    left behind and no process keeps running."""
+    close_both(ladybug_store)
+    assert ntriples.shutil.which("sort"), "no sort program on PATH"
+    monkeypatch.setattr(mapping_process, "_BOOT", "import sys; sys.stderr.write('Traceback\\nMemoryError: no room\\n'); sys.exit(3)")
+    out = tmp_path / "out"
+    out.mkdir()
+    started = set(_descendants())
+    with pytest.raises(ExportError, match="mapping the records failed in its process: MemoryError: no room"):
+        stream_all(ladybug_store, out / "all.nt")
+    assert list(out.iterdir()) == []
+    assert set(_descendants()) <= started, "a child process was left running"
+
+
+def test_the_mapping_process_writes_the_lines_this_process_would(ladybug_store, tmp_path):
+    """``mapping_process.serve`` fed the store's chunks as ``MappingProcess`` frames them writes
+    exactly the lines mapping them here gives, repeats and all (the sort makes them distinct)."""
+    close_both(ladybug_store)
+    frames = io.BytesIO()
+    here: list[str] = []
+    mapper = Mapper()
+    for records, found in chunks(ladybug_store, size=7):  # small chunks: facts and their justifications split across frames
+        data = pickle.dumps((records, found))
+        frames.write(mapping_process.FRAME.pack(len(data)) + data)
+        mapper.lookup = found.get
+        for record in records:
+            here += lines_of(mapper.triples(record))
+    frames.seek(0)
+    out = io.BytesIO()
+    mapping_process.serve(frames, out, DEFAULT_BASE)
+    assert out.getvalue().decode("utf-8") == "".join(here)
+    assert any("wasDerivedFrom" in text for text in here), "no fact's lineage was mapped"
+
+
+def lines_of(triples) -> list[str]:
+    """Each triple's line, written by ``ntriples.line`` (the slow, general form)."""
+    return [ntriples.line(s, p, o) for s, p, o in triples]
+
+
+def _descendants() -> list[int]:
+    """This process's child processes (and theirs)."""
+    found: list[int] = []
+    todo = [str(os.getpid())]
+    while todo:
+        pid = todo.pop()
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                kids = (task / "children").read_text().split()
+            except OSError:
+                continue
+            found += map(int, kids)
+            todo += kids
+    return found
