@@ -17,6 +17,7 @@ gaf's error: never a traceback in the user's face, never a half-written file.
 
 from __future__ import annotations
 
+import io
 import json
 import pickle
 import struct
@@ -25,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import IO, Any
+
+from pydantic import BaseModel
 
 from gaf.errors import ExportError
 from gaf.records import Record
@@ -66,7 +69,7 @@ class MappingProcess:
         """Some records, with the records their mapping looks up (an accepted fact's justification)."""
         child = self._running()
         assert child.stdin is not None
-        data = pickle.dumps((records, found), protocol=pickle.HIGHEST_PROTOCOL)
+        data = dumps((records, found))
         try:
             child.stdin.write(FRAME.pack(len(data)))
             child.stdin.write(data)
@@ -118,18 +121,54 @@ class MappingProcess:
         self._errors.close()
 
 
+class _Pickler(pickle.Pickler):
+    """Records pickled by their parts: pydantic's own way (``__reduce_ex__`` and ``__getstate__``,
+    a dict made for each model) costs the reading process about 40% more, and it is that
+    process the export waits for."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, BaseModel):
+            return _model, (type(obj), obj.__dict__, obj.__pydantic_fields_set__, obj.__pydantic_extra__, obj.__pydantic_private__)
+        return NotImplemented
+
+
+def dumps(value: Any) -> bytes:
+    """``value`` pickled, its models (records, and the models inside them) by their parts."""
+    out = io.BytesIO()
+    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    return out.getvalue()
+
+
+def _model(cls: type[BaseModel], fields: dict[str, Any], given: set[str], extra: Any, private: Any) -> BaseModel:
+    """A model made again from its parts, as pydantic's own unpickling does (no validation: the
+    parts are those of a model that was valid)."""
+    model = cls.__new__(cls)
+    for name, value in (("__dict__", fields), ("__pydantic_fields_set__", given), ("__pydantic_extra__", extra),
+                        ("__pydantic_private__", private)):  # fmt: skip
+        object.__setattr__(model, name, value)
+    return model
+
+
+#: Lines joined into one write to the sort: a frame's lines at once (some 7 MB, twice over as text
+#: and as bytes) held the mapping process at about 125 MB, against 80 MB this way.
+BATCH = 8192
+
+
 def serve(frames: IO[bytes], out: IO[bytes], base: str) -> None:
     """The child's side: map each frame's records, in order, with one ``Mapper`` (as the export
-    would in its own process) and write their lines to ``out``, a frame's lines at a time."""
+    would in its own process) and write their lines to ``out``, ``BATCH`` lines at a time."""
     mapper = Mapper(base)
+    held: list[str] = []
     while header := frames.read(FRAME.size):
         (size,) = FRAME.unpack(header)
         records, found = _frame(frames, size)
         mapper.lookup = found.get
-        held: list[str] = []
         for record in records:
             ntriples.gather(mapper.triples(record), held.append)
-        out.write("".join(held).encode("utf-8"))
+            if len(held) >= BATCH:
+                out.write("".join(held).encode("utf-8"))
+                held = []
+    out.write("".join(held).encode("utf-8"))
     out.flush()
 
 

@@ -287,3 +287,32 @@ def _descendants() -> list[int]:
             found += map(int, kids)
             todo += kids
     return found
+
+
+def test_the_system_sort_merges_its_runs_at_once_within_the_open_files_allowed(tmp_path):
+    """GNU sort is asked to merge every spilled run in one pass, with a batch its open-file limit
+    allows (it refuses a larger one): under a low limit the export's sort still runs, and writes
+    the lines Python sorts them into."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    program = ntriples.shutil.which("sort")
+    made = [(URIRef(f"urn:t:{i % 997}"), URIRef("urn:p"), Literal(f"line {i}")) for i in range(20_000)]
+    expected = "".join(sorted(set(lines(made))))
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+        ntriples._one_merge.cache_clear()
+        asked = ntriples._one_merge(program)
+        assert asked == [] or int(asked[0].partition("=")[2]) <= 56, asked
+        sorter = SystemSort(program, tmp_path, bound=4096)  # runs of a few KiB: hundreds to merge
+        try:
+            sorter.add(made)
+            with open(tmp_path / "out.nt", "w", encoding="utf-8") as out:
+                sorter.write(out)
+        finally:
+            sorter.close()
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        ntriples._one_merge.cache_clear()
+    assert (tmp_path / "out.nt").read_text(encoding="utf-8") == expected
+    assert [p.name for p in tmp_path.iterdir()] == ["out.nt"]
