@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -381,7 +382,7 @@ def stream_all(store: GafStore, out: str | Path, *, base: str = DEFAULT_BASE, pr
     count = 0
     written: dict[str, Any] = {}
     sorter = ntriples.sorted_lines(path.parent if str(path.parent) else ".", bound=sort_bound)
-    mapping = MappingProcess(base, sorter.input()) if isinstance(sorter, ntriples.SystemSort) else None
+    mapping = _mapping_process(base, sorter)
     try:
         progress(MAPPING, count, total)
         try:
@@ -410,6 +411,17 @@ def stream_all(store: GafStore, out: str | Path, *, base: str = DEFAULT_BASE, pr
             mapping.close()
         sorter.close()
     return Exported(str(out), "nt", written["triples"], count, written["hash"], STREAMED_HASH)
+
+
+def _mapping_process(base: str, sorter: ntriples.Sorter) -> MappingProcess | None:
+    """A process to map the records in, writing to the system's sort; None (map them here) where
+    there is no system sort, or no Python to start (an embedded interpreter names none)."""
+    if not isinstance(sorter, ntriples.SystemSort) or not sys.executable:
+        return None
+    try:
+        return MappingProcess(base, sorter.input())
+    except OSError:
+        return None
 
 
 def _atomic_write(path: Path, write: Callable[[IO[str]], object], *, force: bool = False) -> None:

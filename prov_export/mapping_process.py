@@ -60,10 +60,14 @@ class MappingProcess:
     def __init__(self, base: str, into: int):
         Mapper(base)  # a base that is not an IRI is refused here, in the caller's process
         self._errors: IO[bytes] = tempfile.TemporaryFile(prefix=".gaf-mapping-errors.")
-        self._child: subprocess.Popen[bytes] | None = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, json.dumps({"base": base, "path": _roots()})],
-            stdin=subprocess.PIPE, stdout=into, stderr=self._errors,
-        )  # fmt: skip
+        try:
+            self._child: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [sys.executable, "-c", _BOOT, json.dumps({"base": base, "path": _roots()})],
+                stdin=subprocess.PIPE, stdout=into, stderr=self._errors,
+            )  # fmt: skip
+        except BaseException:
+            self._errors.close()
+            raise
 
     def add(self, records: list[Record], found: dict[str, Record]) -> None:
         """Some records, with the records their mapping looks up (an accepted fact's justification)."""

@@ -316,3 +316,19 @@ def test_the_system_sort_merges_its_runs_at_once_within_the_open_files_allowed(t
         ntriples._one_merge.cache_clear()
     assert (tmp_path / "out.nt").read_text(encoding="utf-8") == expected
     assert [p.name for p in tmp_path.iterdir()] == ["out.nt"]
+
+
+def test_where_no_python_can_be_started_the_records_are_mapped_here_into_the_same_bytes(ladybug_store, tmp_path, monkeypatch):
+    """An embedded interpreter names no ``sys.executable`` (and starting one can fail): the export
+    then maps in its own process, into the very bytes the mapping process writes."""
+    close_both(ladybug_store)
+    stream_all(ladybug_store, tmp_path / "two.nt")
+    monkeypatch.setattr(sys, "executable", "")
+    started = set(_descendants())
+    here = stream_all(ladybug_store, tmp_path / "one.nt")
+    assert (tmp_path / "one.nt").read_bytes() == (tmp_path / "two.nt").read_bytes()
+    assert here.canonical_hash == hashlib.sha256((tmp_path / "two.nt").read_bytes()).hexdigest()
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    stream_all(ladybug_store, tmp_path / "three.nt")
+    assert (tmp_path / "three.nt").read_bytes() == (tmp_path / "two.nt").read_bytes()
+    assert set(_descendants()) <= started
