@@ -250,13 +250,13 @@ def child(variant: str, store_path: str, out: str, total: int, cache_mb: int = 0
     inside = {"records": False}
     unwrapped_get_many = store.get_many
 
-    def timed_get_many(ids: Any) -> Any:
+    def timed_get_many(ids: Any, *args: Any, **kw: Any) -> Any:
         """get_many outside all_records (an accepted fact's justification) is reading too."""
         if inside["records"]:
-            return unwrapped_get_many(ids)
+            return unwrapped_get_many(ids, *args, **kw)
         started = time.perf_counter()
         try:
-            return unwrapped_get_many(ids)
+            return unwrapped_get_many(ids, *args, **kw)
         finally:
             reading["seconds"] += time.perf_counter() - started
 

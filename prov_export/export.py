@@ -349,7 +349,7 @@ def chunks(store: GafStore, *, size: int = CHUNK) -> Iterator[tuple[list[Record]
 
 def _justifications(store: GafStore, records: list[Record]) -> dict[str, Record]:
     wanted = sorted({r.justification for r in records if isinstance(r, AcceptedFact)})
-    return store.get_many(wanted) if wanted else {}
+    return store.get_many(wanted, keep=False) if wanted else {}  # each read once: not kept in parse_body's memo
 
 
 def mapped(store: GafStore, mapper: Mapper) -> Iterator[tuple[Record, Iterator[Triple]]]:

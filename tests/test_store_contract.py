@@ -263,6 +263,8 @@ def test_reading_a_whole_kind_keeps_none_of_its_records_in_the_parse_memo(store)
     got = list(store.records("agent", chunk=7))
     assert got == sorted(agents, key=lambda a: a.id)
     assert registry._READ == {}
+    assert store.get_many([a.id for a in agents[:3]], keep=False) == {a.id: a for a in agents[:3]}
+    assert registry._READ == {}
     assert store.get_many([agents[0].id]) == {agents[0].id: agents[0]}
     assert len(registry._READ) == 1
 

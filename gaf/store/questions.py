@@ -96,18 +96,19 @@ class Questions(abc.ABC):
         return _typed(record, record_id, kind, self.location)
 
     @overload
-    def get_many(self, ids: Iterable[str]) -> dict[str, Record]: ...
+    def get_many(self, ids: Iterable[str], *, keep: bool = True) -> dict[str, Record]: ...
 
     @overload
-    def get_many(self, ids: Iterable[str], kind: type[R]) -> dict[str, R]: ...
+    def get_many(self, ids: Iterable[str], kind: type[R], *, keep: bool = True) -> dict[str, R]: ...
 
-    def get_many(self, ids: Iterable[str], kind: type[Record] | None = None) -> dict[str, Any]:
+    def get_many(self, ids: Iterable[str], kind: type[Record] | None = None, *, keep: bool = True) -> dict[str, Any]:
         """The stored records among ``ids``, by id.
 
         With a record class: every one of ``ids``, typed, or UnknownReference naming the
-        first that is missing (or of another kind)."""
+        first that is missing (or of another kind). ``keep=False``: for a reader that reads
+        each record once (an export), nothing kept in ``parse_body``'s memo."""
         wanted = sorted(set(ids))
-        out = self._get_many(wanted)
+        out = self._get_many(wanted, keep=keep)
         if kind is None:
             return out
         return {rid: _typed(out.get(rid), rid, kind, self.location) for rid in wanted}
