@@ -361,7 +361,7 @@ def mapped(store: GafStore, mapper: Mapper) -> Iterator[tuple[Record, Iterator[T
     mapper.lookup = None
 
 
-#: The stage of a streamed export, and how many records are mapped between two reports of it.
+#: The stage of a streamed export: told the records read for mapping, a chunk at a time.
 MAPPING = "mapping the records"
 
 
