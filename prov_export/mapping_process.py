@@ -101,9 +101,7 @@ class MappingProcess:
     def _failed(self) -> None:
         """The child stopped early: its last words as gaf's error."""
         child = self._running()
-        if child.poll() is None:
-            child.kill()
-        child.wait()
+        ntriples.stop(child)
         self._errors.seek(0)
         words = [w for w in self._errors.read().decode("utf-8", "replace").splitlines() if w.strip()]
         self.close()
@@ -114,14 +112,7 @@ class MappingProcess:
         """Stop the child if it still runs, and let go of its streams."""
         child, self._child = self._child, None
         if child is not None:
-            if child.poll() is None:
-                child.kill()
-            if child.stdin is not None:
-                try:
-                    child.stdin.close()
-                except BrokenPipeError:
-                    pass
-            child.wait()
+            ntriples.stop(child)
         self._errors.close()
 
 

@@ -258,14 +258,22 @@ class SystemSort:
 
     def close(self) -> None:
         child, self._child = self._child, None
-        if child is None:
-            return
-        if child.poll() is None:
-            child.kill()
-        for stream in (child.stdin, child.stdout, child.stderr):
-            if stream is not None:
+        if child is not None:
+            stop(child)
+
+
+def stop(child: subprocess.Popen[bytes]) -> int:
+    """Stop a child process of the export (the sort, the mapping process) if it still runs, let
+    go of its pipes (a broken one too) and wait for it: its exit status."""
+    if child.poll() is None:
+        child.kill()
+    for stream in (child.stdin, child.stdout, child.stderr):
+        if stream is not None:
+            try:
                 stream.close()
-        child.wait()
+            except BrokenPipeError:
+                pass
+    return child.wait()
 
 
 class SortedLines:
