@@ -195,10 +195,12 @@ def to_number(value: int | float | Decimal) -> int | Decimal:
 def _scalar_in(value: object) -> object:
     if isinstance(value, (float, Decimal)):
         return to_number(value)
-    if type(value) is int and SAFE_INT < abs(value) < 2**1024 and float(value) == value:  # (no double reaches 2**1024)
-        # A decimal whole number past 2**53 that a double carries exactly is written as that JSON
-        # number (``decimal_json``), and JSON reads it back as an integer: it is that decimal again,
-        # or its record could not be read back. An integer no double carries is refused as before.
+    if type(value) is int and SAFE_INT < abs(value) < 2**1024 and double_of(Decimal(value)) is not None:  # (no double reaches 2**1024)
+        # A decimal whole number past 2**53 whose shortest double gives it back is written as that
+        # JSON number (``decimal_json``: 4.59046478593931e16 is written 45904647859393100, though the
+        # double's own value is 45904647859393104), and JSON reads it back as an integer: it is that
+        # decimal again — the same test ``decimal_json`` wrote it by — or its record could not be read
+        # back. An integer no double gives back is refused as before.
         return to_number(Decimal(value))
     if isinstance(value, dict) and set(value) == {DECIMAL_TAG} and isinstance(value[DECIMAL_TAG], str):
         try:
