@@ -295,14 +295,29 @@ def bare_members(values: Sequence[Any], where: str) -> tuple[list[Any], str | No
     return [_bare(v) for v in values], (units.pop() if units else None)
 
 
-def aggregate(kind: Kind, known: Sequence[Any], possible: Sequence[Any], *, complete: bool, sign: Sign | None, where: str = "") -> tuple[bool | None, End, End]:
+#: The most unknown propositions whose every completion an aggregate over a closed scope is
+#: evaluated in (``aggregate``'s ``conditions``: 2**10 completions); past that, each member that
+#: might hold is taken on its own — an interval as wide or wider, never one that misses a value.
+COMPLETED_AT_MOST = 10
+
+
+def aggregate(kind: Kind, known: Sequence[Any], possible: Sequence[Any], *, complete: bool, sign: Sign | None, where: str = "",
+              conditions: Sequence[frozenset[Any]] | None = None) -> tuple[bool | None, End, End]:  # fmt: skip
     """An aggregate over its members: whether it has a value (None: perhaps), and the
     interval that value lies in (equal ends: exact).
 
     ``known`` are the values of members that hold, ``possible`` of those that might;
     ``complete`` says no other member can exist (every pattern read was closed). ``sign``
     is what the policy declares of the summed values; a known value that contradicts it
-    voids it, so a bound never rests on a declaration the data refutes."""
+    voids it, so a bound never rests on a declaration the data refutes.
+
+    ``conditions``, where given, are for each possible member the unknown propositions it
+    holds exactly when all of hold: members resting on one unknown delivery come and go
+    together. Over a closed scope a sum, min or max is then evaluated in every completion of
+    those propositions (``COMPLETED_AT_MOST`` of them at most), so each end of its interval is
+    a value some completion gives (a count's ends, none of them and all, always are). Without
+    them, each possible member is taken to come or go on its own: an interval that holds every
+    value a completion gives, but whose ends may be values none gives."""
     if kind == "count":
         return True, len(known), (len(known) + len(possible)) if complete else None
     values = [*known, *possible]
@@ -317,6 +332,10 @@ def aggregate(kind: Kind, known: Sequence[Any], possible: Sequence[Any], *, comp
     if not texts:
         known = [v if type(v) is int else _exact(v, where) for v in known]
         possible = [v if type(v) is int else _exact(v, where) for v in possible]
+    if complete and conditions is not None and possible:
+        completed = _completed(kind, known, possible, conditions, where)
+        if completed is not None:
+            return completed
     if kind == "sum":
         if sign == "non-negative" and any(v < 0 for v in values) or sign == "non-positive" and any(v > 0 for v in values):
             sign = None
@@ -336,6 +355,32 @@ def aggregate(kind: Kind, known: Sequence[Any], possible: Sequence[Any], *, comp
     narrowest = (max if kind == "min" else min)(possible) if not known and complete and possible else None
     inner = sure if sure is not None else narrowest
     return (exists, inner, widest) if kind == "max" else (exists, widest, inner)
+
+
+def _completed(kind: Kind, known: Sequence[Any], possible: Sequence[Any], conditions: Sequence[frozenset[Any]],
+               where: str) -> tuple[bool | None, End, End] | None:  # fmt: skip
+    """``aggregate`` (a sum, min or max: a count's interval is already exact) over a closed
+    scope in every completion of the unknown propositions its possible members rest on (each true or false; a member holds when all of its own do), or
+    None when there are more than ``COMPLETED_AT_MOST`` of them."""
+    unknowns = sorted(set().union(*conditions), key=repr)
+    if len(unknowns) > COMPLETED_AT_MOST:
+        return None
+    bit = {u: 1 << i for i, u in enumerate(unknowns)}
+    masks = [sum(bit[u] for u in c) for c in conditions]
+    results: set[Any] = set()
+    for holding in range(1 << len(unknowns)):
+        members = [*known, *(v for v, mask in zip(possible, masks) if mask & holding == mask)]
+        if kind == "sum":
+            results.add(_sum(members, where))
+        elif members:
+            results.add(max(members) if kind == "max" else min(members))
+        else:
+            results.add(None)  # a min or max over nothing: no value in this completion
+    values = [r for r in results if r is not None]
+    exists: bool | None = True if None not in results else (None if values else False)
+    if not values:
+        return False, None, None
+    return exists, min(values), max(values)
 
 
 def _sum(values: Sequence[Number], where: str) -> Number:

@@ -799,7 +799,8 @@ def _aggregate(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) 
         values, unit = bare_members(of, body.rule) if clause.of is not None else (of, None)
         known = len(found.known)
         exists, low, high = aggregate(
-            clause.kind, values[:known], values[known:], complete=complete, sign=sign, where=body.rule  # type: ignore[arg-type]
+            clause.kind, values[:known], values[known:], complete=complete, sign=sign, where=body.rule,  # type: ignore[arg-type]
+            conditions=found.conditions,
         )  # fmt: skip
     if exists is False:
         return None  # min or max over nothing: there is no such value
@@ -820,13 +821,16 @@ class _Found:
     holds (its value, premises and the closed scopes it relied on), each that might (its
     value, and what would settle it); the patterns its clauses read that are open, and the
     closed scopes that made absence false in the others (one for each pattern read); and the
-    patterns a body stopped at, unbound."""
+    patterns a body stopped at, unbound. And, where they say it, for each member that might hold
+    the unknown propositions it holds exactly when all of hold (``gaf.arith.aggregate``): None
+    where its clauses are not all atoms, or a member was found more than one way."""
 
     known: list[tuple[Any, Sequence[Entry], Sequence[str]]]
     maybe: list[tuple[Any, Sequence[Ground]]]
     open_patterns: Sequence[Ground]
     relied_on: list[str]
     stopped_at: Sequence[Ground]
+    conditions: list[frozenset[Ground]] | None = None
 
 
 def _members(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) -> _Found:
@@ -837,10 +841,13 @@ def _members(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) ->
     was_open = set(state.open)
     state.watch = []
     members: dict[tuple[Any, ...], _Branch] = {}
+    twice = False  # a member found more than one way holds when any of them does
 
     def member(found: _Branch) -> None:
+        nonlocal twice
         key = tuple(found.binding.get(v) for v in local)
         best = members.get(key)
+        twice = twice or best is not None
         if best is None or found.truth > best.truth:
             members[key] = found
 
@@ -854,14 +861,35 @@ def _members(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) ->
         state.open = was_open
     known: list[tuple[Any, Sequence[Entry], Sequence[str]]] = []
     maybe: list[tuple[Any, Sequence[Ground]]] = []
+    conditions: list[frozenset[Ground]] | None = None if twice or not _atoms_only(clause) else []
     for m in members.values():
         value = None if clause.of is None else _operand(clause.of_kind, clause.of, m.binding, body)
         if m.truth == Truth.TRUE:
             known.append((value, m.premises, m.negatives))
         else:
             maybe.append((value, m.unresolved))
+            if conditions is not None:
+                conditions.append(_unknowns(m.premises, m.unresolved))
     return _Found(known, maybe, [g for g, why in watched if why is None], [why for _, why in watched if why],
-                  [_pattern(_Pattern.of(a), b) for _, a, b in stopped])  # fmt: skip
+                  [_pattern(_Pattern.of(a), b) for _, a, b in stopped], _sound(conditions))  # fmt: skip
+
+
+def _atoms_only(clause: _Aggregate) -> bool:
+    """Whether an aggregate's clauses are all atoms: a member then holds exactly when every
+    proposition it matched does (a ``not`` or a comparison would hold on other terms)."""
+    return all(type(c) is _Pattern for c in clause.clauses)
+
+
+def _unknowns(premises: Sequence[Entry], unresolved: Sequence[Ground] = ()) -> frozenset[Ground]:
+    """What a member that might hold rests on: the unknown propositions it matched, and the
+    atoms it found nothing of in an open scope."""
+    return frozenset([*(p.ground for p in premises if p.truth == Truth.UNKNOWN), *unresolved])
+
+
+def _sound(conditions: list[frozenset[Ground]] | None) -> list[frozenset[Ground]] | None:
+    """The members' conditions, or None if one rests on nothing unknown (then it would hold in
+    every completion, which its truth denies: the conditions do not say why it might not)."""
+    return None if conditions is None or not all(conditions) else conditions
 
 
 @dataclass(slots=True)
@@ -915,13 +943,16 @@ def _group(join: _Join, group: Any, clause: _Aggregate, body: _Body) -> _Found:
     """One group of a join as ``_members`` finds it: its distinct members, their values."""
     members: dict[Any, _Row] = {}
     local = join.local
-    for row in join.rows.get(group, ()):
+    rows = join.rows.get(group, ())
+    for row in rows:
         member = local(row[0])
         best = members.get(member)
         if best is None or row[2] > best[2]:
             members[member] = row
     known: list[tuple[Any, Sequence[Entry], Sequence[str]]] = []
     maybe: list[tuple[Any, Sequence[Ground]]] = []
+    # a member found in more than one row holds when any of them does: no conditions then
+    conditions: list[frozenset[Ground]] | None = [] if len(members) == len(rows) else None
     slots = join.slots
     of = None if clause.of is None else (slots.index(clause.of) if clause.of_kind == _VAR else -1)
     for values, premises, truth in members.values():
@@ -935,7 +966,9 @@ def _group(join: _Join, group: Any, clause: _Aggregate, body: _Body) -> _Found:
             known.append((value, premises, ()))
         else:
             maybe.append((value, ()))
-    return _Found(known, maybe, (), list(join.declarations[: join.read.get(group, 1)]), ())
+            if conditions is not None:
+                conditions.append(_unknowns(premises))
+    return _Found(known, maybe, (), list(join.declarations[: join.read.get(group, 1)]), (), _sound(conditions))
 
 
 def _join(state: _State, clause: _Aggregate, outer: tuple[str, ...]) -> _Join | None:
