@@ -31,10 +31,10 @@ from tests.worlds import BASE, POLARITIES, SOURCES, SUBJECT, World, payment_atom
 
 #: The rent case's verdicts (before claim E, undetermined; after, paid), as gaf made them
 #: before what would settle a verdict was computed at display time — with the projection
-#: implementation since renamed gaf-projection/4 (the rent case's GAFs are the same; its
-#: closures name the new implementation, so their ids, and their verdicts', moved once).
-RENT_VERDICTS = ("verdict:8762fed4a8da9ba54e5079104aef9de810b59786c88f05640c46ed9b8e5ff937",
-                 "verdict:7cd468ffaec5e94214e2924856cb0720a393bb2ba024fcc67dd68c151fa81962")  # fmt: skip
+#: implementation since renamed gaf-projection/4, then /5 (the rent case's GAFs are the same;
+#: its closures name the new implementation, so their ids, and their verdicts', moved each time).
+RENT_VERDICTS = ("verdict:00f09e4370f4a2f3bbdd5077766ed0d9fda803e4e3969644ec88586434f199b6",
+                 "verdict:24d6051ebc1b1049df75c6872911384d5df18282af5c588171cf0872a4612de3")  # fmt: skip
 
 
 def _label(w: World, claims: list[Claim]) -> str:

@@ -36,7 +36,11 @@ from gaf.projection.weighing import closed_scopes, declaration_problems, evaluat
 #:    for it, asked of that atom (gaf.derive._may_hold): before, what was known of one subject
 #:    could settle another (a hold on r3 made ``not blocked(r1)`` true), and denials of some
 #:    groundings of an open pattern read as if the pattern were false.
-IMPLEMENTATION = "gaf-projection/4"
+#: 5: an aggregate over a closed scope weighs the members that might hold in every completion of
+#:    the unknown propositions they rest on (gaf.arith.aggregate's ``conditions``): members resting
+#:    on one unknown delivery come and go together, so `max <= 0` over quantities 0 and 1 of one
+#:    unknown delivery is false, where /4 took each member on its own and left it unknown.
+IMPLEMENTATION = "gaf-projection/5"
 
 __all__ = [
     "IMPLEMENTATION",
