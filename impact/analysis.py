@@ -496,10 +496,13 @@ def _restate(store: Questions, report: ImpactReport, conf: Confirmation, closure
         a = walked.get(rid)
         kept.append(Affected(rid, kind_prefix(rid), a.reason if a else "cone", st, a.path if a else [origin, rid]))
     report.affected = sorted(kept, key=lambda a: (_RANK.get(a.kind, -1), a.id))
-    # The walk already found which of its actions stand executed; only the others are asked.
+    # The walk already found which of its actions stand executed; only the others are asked. An
+    # action of a recomputed closure has recomputation's status, none if its closure is unaffected
+    # (the walk's may say invalidated: it reached the action, and recomputation found nothing moved).
     executed = set(report.to_compensate) | set(_executed_now(store, [a.id for a in report.affected if a.kind == "action" and a.id not in walked]))
-    report.to_compensate = sorted(a for a in executed if status.get(a, walked[a].status if a in walked else None) == "invalidated")
-    report.to_review = sorted(a for a in executed if a not in report.to_compensate)
+    settled = {a: status.get(a) if a in covered else walked[a].status if a in walked else None for a in executed}
+    report.to_compensate = sorted(a for a, st in settled.items() if st == "invalidated")
+    report.to_review = sorted(a for a, st in settled.items() if st is not None and st != "invalidated")
     report.closures = conf.closures
     report.confirmation = conf.summary()
     if not conf.complete:

@@ -60,6 +60,7 @@ def check(store, world: LedgerWorld, change: Trigger, tmp_path) -> None:
             assert reported == truly, f"{closure}: facts {reported} vs truth {truly}\n{true}"
             assert (said[closure].after["label"], said[closure].after["strength"]) == (c.after.label, c.after.strength)
     assert report.to_compensate == true.to_compensate, str(true)
+    assert report.to_review == true.to_review, str(true)
 
 
 # ---------------------------------------------------------------------- the cases the static walk got wrong (issue 18)
@@ -129,6 +130,21 @@ UNKNOWN_SETTLED = (_open_world(), _new(_open_world(), 0, "p0", "case:2"))
 INTERVAL_TWIN_DENIED = (_open_world(), _new(_open_world(), 0, "p0", "case:1", polarity="denied", valid=False))
 
 
+def _corroborated() -> LedgerWorld:
+    """s0 (trusted for p0, not authoritative) says p0(case:1) five times; the warrant reads p0, and
+    case:1's verdict is acted on."""
+    return build_ledger(trust=[(["p0"], False), (ALL, False)], untrusted=1, closed=[], derived=[],
+                        verdict=[{"role": "warrant", "condition": ["p0(?subject)"], "qualifier": 0.5}], defeats=[],
+                        claims=[(0, [("case:1", "p0", "affirmed", False)]) for _ in range(5)],
+                        subjects=["case:1", "case:2"], acted=["case:1"])  # fmt: skip
+
+
+#: Found by the random profile: one of five claims of a fact retracted leaves every verdict as it
+#: was, yet the action on case:1 was listed to compensate — the walk's status, kept for an action
+#: whose closure recomputation had found unaffected.
+CORROBORATING_CLAIM_RETRACTED = (_corroborated(), Trigger.retract(_corroborated().claims[0].id))
+
+
 #: Every pinned case, by name: each is an explicit example of both property tests.
 PINNED = {
     "scope-entered-by-another-source": SCOPE_ENTERED_BY_ANOTHER_SOURCE,
@@ -137,6 +153,7 @@ PINNED = {
     "negated-derivation": WHAT_KEPT_A_NEGATED_DERIVATION_FALSE_INVALIDATED,
     "unknown-settled": UNKNOWN_SETTLED,
     "interval-twin": INTERVAL_TWIN_DENIED,
+    "corroborating-claim-retracted": CORROBORATING_CLAIM_RETRACTED,
 }
 
 
@@ -175,6 +192,7 @@ STATUSES = {
     # s0 (authoritative) said p0(case:1) over July and now denies it with no interval: one atom to the
     # rules, so one conflict between equals — unresolved, and the warrant on p0 undetermined.
     "interval-twin": {"case:1": "verdict changes", "case:2": "basis changes, verdict holds"},
+    "corroborating-claim-retracted": {"case:1": "unaffected", "case:2": "unaffected"},
 }
 
 
