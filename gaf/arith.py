@@ -360,8 +360,9 @@ def aggregate(kind: Kind, known: Sequence[Any], possible: Sequence[Any], *, comp
 def _completed(kind: Kind, known: Sequence[Any], possible: Sequence[Any], conditions: Sequence[frozenset[Any]],
                where: str) -> tuple[bool | None, End, End] | None:  # fmt: skip
     """``aggregate`` (a sum, min or max: a count's interval is already exact) over a closed
-    scope in every completion of the unknown propositions its possible members rest on (each true or false; a member holds when all of its own do), or
-    None when there are more than ``COMPLETED_AT_MOST`` of them."""
+    scope in every completion of the unknown propositions its possible members rest on (each
+    true or false; a member holds when all of its own do), or None when there are more than
+    ``COMPLETED_AT_MOST`` of them."""
     unknowns = sorted(set().union(*conditions), key=repr)
     if len(unknowns) > COMPLETED_AT_MOST:
         return None
