@@ -100,7 +100,7 @@ class MappingProcess:
 
     def _failed(self) -> None:
         """The child stopped early: its last words as gaf's error."""
-        child = self._running()
+        child, self._child = self._running(), None  # stopped here, so that close() does not stop it again
         ntriples.stop(child)
         self._errors.seek(0)
         words = [w for w in self._errors.read().decode("utf-8", "replace").splitlines() if w.strip()]

@@ -138,6 +138,12 @@ def _engine(world: QuantityWorld, threshold: int) -> dict[str, Truth]:
     return out
 
 
+def _answers(world: QuantityWorld, threshold: int) -> list[tuple[str, Truth, Truth]]:
+    """Each aggregate rule's answer, gaf's and every completion's: (rule, found, expected)."""
+    found = _engine(world, threshold)
+    return [(f"{kind}_{op}", found[f"{kind}_{op}"], _oracle(world, kind, op, threshold)) for kind in AGGREGATES for op in ("ge", "le")]
+
+
 @settings(max_examples=150)
 @given(world=quantity_world(), threshold=st.integers(-2, 16))
 @example(world=QuantityWorld(("accepted", "accepted"), (((5, "accepted"),), ((7, "accepted"),)), frozenset(), True), threshold=12)
@@ -150,11 +156,8 @@ def _engine(world: QuantityWorld, threshold: int) -> dict[str, Truth]:
 # The same for a sum: -3 and 5 come together or not at all, so the sum is 2 or 0, never below 0.
 @example(world=QuantityWorld(("unknown",), (((-3, "accepted"), (5, "accepted")),), frozenset({"delivered", "qty"}), False), threshold=0)
 def test_an_aggregate_is_exact_over_closed_scopes_and_a_bound_every_completion_respects_over_open_ones(world, threshold):
-    found = _engine(world, threshold)
-    for kind in AGGREGATES:
-        for op in ("ge", "le"):
-            expected = _oracle(world, kind, op, threshold)
-            assert found[f"{kind}_{op}"] == expected, (kind, op, threshold, world)
+    for rule, found, expected in _answers(world, threshold):
+        assert found == expected, (rule, threshold, world)
 
 
 @settings(max_examples=100)
@@ -166,11 +169,9 @@ def test_past_the_completions_it_evaluates_an_aggregate_is_less_precise_but_neve
     never true or false where some completion says otherwise."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(arith, "COMPLETED_AT_MOST", 0)
-        found = _engine(world, threshold)
-    for kind in AGGREGATES:
-        for op in ("ge", "le"):
-            expected = _oracle(world, kind, op, threshold)
-            assert found[f"{kind}_{op}"] in (expected, Truth.UNKNOWN), (kind, op, threshold, world)
+        answers = _answers(world, threshold)
+    for rule, found, expected in answers:
+        assert found in (expected, Truth.UNKNOWN), (rule, threshold, world)
 
 
 class _EachGroup:
