@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
+from itertools import chain
 from operator import is_, itemgetter
 from typing import Any, Literal, NamedTuple, Protocol
 
@@ -118,6 +119,7 @@ def declared_sign(facts: FactBase, predicate: str) -> Sign | None:
 
 #: One atom a justification used: the entry its body matched (``Entry``).
 Premise = Entry
+_DERIVED = itemgetter(3)  # an entry's ``derived``, read without a Python-level loop
 
 
 #: What tells one justification of a conclusion from another: its rule, body and bindings.
@@ -207,7 +209,15 @@ def _cyclic_gc_paused() -> Iterator[None]:
     try:
         yield
     finally:
-        if paused:
+        if paused and gc.get_freeze_count() == 0:
+            # What evaluation allocated and keeps would be walked by the collector's young
+            # generations on its next passes (a tenth of a large sum's time): handed straight to
+            # the oldest, which a full pass walks as it would have. Not where a program froze
+            # objects of its own (``gc.freeze``): unfreezing would hand those back too.
+            gc.freeze()
+            gc.enable()
+            gc.unfreeze()
+        elif paused:
             gc.enable()
 
 
@@ -511,7 +521,7 @@ def _solve(state: _State, body: _Body, restrict: Restriction, changed: set[Groun
             branch.binding = {k: v for k, v in branch.binding.items() if not isinstance(v, Bound)}
         # Confidences are at most 1, so starting at 1 is min(..., default=1.0).
         weakest = 1.0
-        for p in branch.premises:
+        for p in branch.premises if any(map(_DERIVED, branch.premises)) else ():
             if p.derived:
                 confidence = _confidence(state, p.ground)
                 if confidence < weakest:
@@ -789,7 +799,13 @@ def _aggregate(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) 
     relied on its negative premises."""
     found = _joined(state, body, clause, branch) or _members(state, body, clause, branch)
     complete = not found.open_patterns and not found.stopped_at
-    of = [*(v for v, _, _ in found.known), *(v for v, _ in found.maybe)]
+    of = [*found.values, *(v for v, _ in found.maybe)] if found.maybe else found.values
+    if complete and not found.maybe and (clause.kind == "count" or clause.kind == "sum" and all(type(v) is int for v in of)):
+        # every member holds and no other can, counted or integers summed (the usual case): exact,
+        # as ``gaf.arith.aggregate`` gives it, without its general path
+        return _Branch({**branch.binding, clause.var: sum(of) if clause.kind == "sum" else len(of)}, branch.truth,
+                       [*branch.premises, *found.premises], [*branch.negatives, *found.negatives, *found.relied_on],
+                       branch.unresolved)  # fmt: skip
     unit = None
     if not all(type(v) is int for v in of) and any(isinstance(v, Bound) for v in of):
         exists: bool | None = None
@@ -797,7 +813,7 @@ def _aggregate(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) 
     else:
         sign = _sign(state, clause) if clause.kind == "sum" else None
         values, unit = bare_members(of, body.rule) if clause.of is not None else (of, None)
-        known = len(found.known)
+        known = len(found.values)
         exists, low, high = aggregate(
             clause.kind, values[:known], values[known:], complete=complete, sign=sign, where=body.rule,  # type: ignore[arg-type]
             conditions=found.conditions,
@@ -806,8 +822,8 @@ def _aggregate(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) 
         return None  # min or max over nothing: there is no such value
     settle = tuple(dict.fromkeys([*found.open_patterns, *found.stopped_at, *(u for _, unresolved in found.maybe for u in unresolved)]))
     value: Any = in_unit(unit, low) if exists and low is not None and low == high else Bound(low, high, settle, unit)
-    premises = [*branch.premises, *(p for _, used, _ in found.known for p in used)]
-    negatives = [*branch.negatives, *(n for _, _, relied in found.known for n in relied)]
+    premises = [*branch.premises, *found.premises]
+    negatives = [*branch.negatives, *found.negatives]
     if complete and not isinstance(value, Bound):
         negatives += found.relied_on
     truth = branch.truth if exists else min(branch.truth, Truth.UNKNOWN)
@@ -817,15 +833,18 @@ def _aggregate(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) 
 
 @dataclass(slots=True)
 class _Found:
-    """An aggregate's members as its value and justification read them: each member that
-    holds (its value, premises and the closed scopes it relied on), each that might (its
-    value, and what would settle it); the patterns its clauses read that are open, and the
+    """An aggregate's members as its value and justification read them: the values of the
+    members that hold, in order, and their premises and the closed scopes they relied on, one
+    member's after another's; each member that might hold (its value, and what would settle
+    it); the patterns its clauses read that are open, and the
     closed scopes that made absence false in the others (one for each pattern read); and the
     patterns a body stopped at, unbound. And, where they say it, for each member that might hold
     the unknown propositions it holds exactly when all of hold (``gaf.arith.aggregate``): None
     where its clauses are not all atoms, or a member was found more than one way."""
 
-    known: list[tuple[Any, Sequence[Entry], Sequence[str]]]
+    values: list[Any]
+    premises: list[Entry]
+    negatives: list[str]
     maybe: list[tuple[Any, Sequence[Ground]]]
     open_patterns: Sequence[Ground]
     relied_on: list[str]
@@ -859,18 +878,22 @@ def _members(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) ->
         state.watch = outer_watch
         del state.dead_ends[dead_ends:]
         state.open = was_open
-    known: list[tuple[Any, Sequence[Entry], Sequence[str]]] = []
+    values: list[Any] = []
+    premises: list[Entry] = []
+    negatives: list[str] = []
     maybe: list[tuple[Any, Sequence[Ground]]] = []
     conditions: list[frozenset[Ground]] | None = None if twice or not _atoms_only(clause) else []
     for m in members.values():
         value = None if clause.of is None else _operand(clause.of_kind, clause.of, m.binding, body)
         if m.truth == Truth.TRUE:
-            known.append((value, m.premises, m.negatives))
+            values.append(value)
+            premises += m.premises
+            negatives += m.negatives
         else:
             maybe.append((value, m.unresolved))
             if conditions is not None:
                 conditions.append(_unknowns(m.premises, m.unresolved))
-    return _Found(known, maybe, [g for g, why in watched if why is None], [why for _, why in watched if why],
+    return _Found(values, premises, negatives, maybe, [g for g, why in watched if why is None], [why for _, why in watched if why],
                   [_pattern(_Pattern.of(a), b) for _, a, b in stopped], _sound(conditions))  # fmt: skip
 
 
@@ -905,6 +928,8 @@ class _Join:
     declarations: tuple[str, ...]
     rows: dict[Any, list[_Row]]
     read: dict[Any, int]
+    #: the groups with a row that might not hold
+    unsure: set[Any]
     #: each group's members once asked for (values are computed when a branch first needs them)
     found: dict[Any, _Found] = field(default_factory=dict)
 
@@ -941,34 +966,50 @@ def _joined(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) -> 
 
 def _group(join: _Join, group: Any, clause: _Aggregate, body: _Body) -> _Found:
     """One group of a join as ``_members`` finds it: its distinct members, their values."""
-    members: dict[Any, _Row] = {}
+    rows = join.rows.get(group, [])
     local = join.local
-    rows = join.rows.get(group, ())
-    for row in rows:
-        member = local(row[0])
-        best = members.get(member)
-        if best is None or row[2] > best[2]:
-            members[member] = row
-    known: list[tuple[Any, Sequence[Entry], Sequence[str]]] = []
-    maybe: list[tuple[Any, Sequence[Ground]]] = []
+    keys = list(map(local, map(_VALUES, rows)))
     # a member found in more than one row holds when any of them does: no conditions then
-    conditions: list[frozenset[Ground]] | None = [] if len(members) == len(rows) else None
+    distinct = len(set(keys)) == len(rows)
+    conditions: list[frozenset[Ground]] | None = [] if distinct else None
+    members = rows
+    if not distinct:
+        best: dict[Any, _Row] = {}
+        for member, row in zip(keys, rows):
+            was = best.get(member)
+            if was is None or row[2] > was[2]:
+                best[member] = row
+        members = list(best.values())
     slots = join.slots
     of = None if clause.of is None else (slots.index(clause.of) if clause.of_kind == _VAR else -1)
-    for values, premises, truth in members.values():
+    relied_on = list(join.declarations[: join.read.get(group, 1)])
+    if group not in join.unsure:  # every row holds: the members' values and premises, read straight off
+        if of is None:
+            values: list[Any] = [None] * len(members)
+        elif of >= 0:
+            values = list(map(itemgetter(of), map(_VALUES, members)))
+        else:
+            values = [_operand(clause.of_kind, clause.of, dict(zip(slots, values)), body) for values, _, _ in members]
+        return _Found(values, list(chain.from_iterable(map(_PREMISES, members))), [], [], (), relied_on, (),
+                      conditions)  # fmt: skip
+    values = []
+    premises: list[Entry] = []
+    maybe: list[tuple[Any, Sequence[Ground]]] = []
+    for row_values, used, truth in members:
         if of is None:
             value = None
         elif of >= 0:
-            value = values[of]
+            value = row_values[of]
         else:
-            value = _operand(clause.of_kind, clause.of, dict(zip(slots, values)), body)
+            value = _operand(clause.of_kind, clause.of, dict(zip(slots, row_values)), body)
         if truth == Truth.TRUE:
-            known.append((value, premises, ()))
+            values.append(value)
+            premises += used
         else:
             maybe.append((value, ()))
             if conditions is not None:
-                conditions.append(_unknowns(premises))
-    return _Found(known, maybe, (), list(join.declarations[: join.read.get(group, 1)]), (), _sound(conditions))
+                conditions.append(_unknowns(used))
+    return _Found(values, premises, [], maybe, (), relied_on, (), _sound(conditions))
 
 
 def _join(state: _State, clause: _Aggregate, outer: tuple[str, ...]) -> _Join | None:
@@ -997,14 +1038,14 @@ def _join(state: _State, clause: _Aggregate, outer: tuple[str, ...]) -> _Join | 
         if i >= 1:  # every group with a row here reads this clause
             read.update(dict.fromkeys(_groups_of(rows, slots, outer), i + 1))
         rows = _extend(rows, a, slots, lookup)
-    grouped: dict[Any, list[_Row]] = {}
-    for key, row in zip(_groups_of(rows, slots, outer), rows):
-        at = grouped.get(key)
-        if at is None:
-            grouped[key] = [row]
-        else:
-            at.append(row)
-    return _Join(_picker(tuple(i for i, v in enumerate(slots) if v not in outer)), tuple(slots), declarations, grouped, read)
+    keys = list(_groups_of(rows, slots, outer))
+    grouped: defaultdict[Any, list[_Row]] = defaultdict(list)
+    for key, row in zip(keys, rows):
+        grouped[key].append(row)
+    true = Truth.TRUE
+    unsure = {key for key, row in zip(keys, rows) if row[2] is not true} if any(row[2] is not true for row in rows) else set()
+    return _Join(_picker(tuple(i for i, v in enumerate(slots) if v not in outer)), tuple(slots), declarations, grouped, read,
+                 unsure)  # fmt: skip
 
 
 def _group_key(binding: dict[str, Any], outer: tuple[str, ...]) -> Any:
@@ -1022,6 +1063,7 @@ def _groups_of(rows: list[_Row], slots: list[str], outer: tuple[str, ...]) -> It
 
 #: A row of a join: the values of its variables in slot order, the facts it used, its truth.
 _Row = tuple[tuple[Any, ...], tuple[Entry, ...], Truth]
+_VALUES, _PREMISES = itemgetter(0), itemgetter(1)
 
 
 def _picker(at: tuple[int, ...]) -> Callable[[tuple[Any, ...]], Any]:
@@ -1070,11 +1112,16 @@ def _extend(rows: list[_Row], a: _Pattern, slots: list[str], lookup: Callable[[s
             checks_here = known if value is None else checks
         else:
             facts, checks_here = every, checks
+        if not checks_here and not again:  # nothing to check: every fact that is not false extends the row
+            for e in facts:
+                g, t, _, _ = e
+                if t is not false:
+                    append((values + g[first:stop], premises + (e,), truth if t is truth or truth < t else t))
+            continue
         for e in facts:
-            t = e.truth
+            g, t, _, _ = e
             if t is false:
                 continue
-            g = e.ground
             if checks_here and any(g[p] != (values[k] if row else k) for p, row, k in checks_here):
                 continue
             if again and any(g[p] != g[q] for p, q in again):
