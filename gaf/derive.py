@@ -893,8 +893,9 @@ def _members(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) ->
             maybe.append((value, m.unresolved))
             if conditions is not None:
                 conditions.append(_unknowns(m.premises, m.unresolved))
-    return _Found(values, premises, negatives, maybe, [g for g, why in watched if why is None], [why for _, why in watched if why],
-                  [_pattern(_Pattern.of(a), b) for _, a, b in stopped], _sound(conditions))  # fmt: skip
+    open_patterns, relied_on = [g for g, why in watched if why is None], [why for _, why in watched if why]
+    stopped_at = [_pattern(_Pattern.of(a), b) for _, a, b in stopped]
+    return _Found(values, premises, negatives, maybe, open_patterns, relied_on, stopped_at, _sound(conditions))
 
 
 def _atoms_only(clause: _Aggregate) -> bool:
