@@ -295,9 +295,11 @@ def bare_members(values: Sequence[Any], where: str) -> tuple[list[Any], str | No
     return [_bare(v) for v in values], (units.pop() if units else None)
 
 
-#: The most unknown propositions whose every completion an aggregate over a closed scope is
-#: evaluated in (``aggregate``'s ``conditions``: 2**10 completions); past that, each member that
-#: might hold is taken on its own — an interval as wide or wider, never one that misses a value.
+#: The most unknown propositions one group of an aggregate's members is evaluated in every
+#: completion of (``aggregate``'s ``conditions``: 2**10 completions). Members that share none
+#: come and go independently, so each group of members linked by shared propositions is
+#: completed on its own; a group resting on more than this is taken member by member — an
+#: interval as wide or wider, never one that misses a value.
 COMPLETED_AT_MOST = 10
 
 
@@ -333,9 +335,7 @@ def aggregate(kind: Kind, known: Sequence[Any], possible: Sequence[Any], *, comp
         known = [v if type(v) is int else _exact(v, where) for v in known]
         possible = [v if type(v) is int else _exact(v, where) for v in possible]
     if complete and conditions is not None and possible:
-        completed = _completed(kind, known, possible, conditions, where)
-        if completed is not None:
-            return completed
+        return _completed(kind, known, possible, conditions, where)
     if kind == "sum":
         if sign == "non-negative" and any(v < 0 for v in values) or sign == "non-positive" and any(v > 0 for v in values):
             sign = None
@@ -358,30 +358,65 @@ def aggregate(kind: Kind, known: Sequence[Any], possible: Sequence[Any], *, comp
 
 
 def _completed(kind: Kind, known: Sequence[Any], possible: Sequence[Any], conditions: Sequence[frozenset[Any]],
-               where: str) -> tuple[bool | None, End, End] | None:  # fmt: skip
+               where: str) -> tuple[bool | None, End, End]:  # fmt: skip
     """``aggregate`` (a sum, min or max: a count's interval is already exact) over a closed
     scope in every completion of the unknown propositions its possible members rest on (each
-    true or false; a member holds when all of its own do), or None when there are more than
-    ``COMPLETED_AT_MOST`` of them."""
-    unknowns = sorted(set().union(*conditions), key=repr)
-    if len(unknowns) > COMPLETED_AT_MOST:
-        return None
-    bit = {u: 1 << i for i, u in enumerate(unknowns)}
-    masks = [sum(bit[u] for u in c) for c in conditions]
-    results: set[Any] = set()
-    for holding in range(1 << len(unknowns)):
-        members = [*known, *(v for v, mask in zip(possible, masks) if mask & holding == mask)]
-        if kind == "sum":
-            results.add(_sum(members, where))
-        elif members:
-            results.add(max(members) if kind == "max" else min(members))
-        else:
-            results.add(None)  # a min or max over nothing: no value in this completion
-    values = [r for r in results if r is not None]
-    exists: bool | None = True if None not in results else (None if values else False)
-    if not values:
-        return False, None, None
-    return exists, min(values), max(values)
+    true or false; a member holds when all of its own do).
+
+    Members that share no proposition come and go independently, so the possible members are
+    split into groups linked by shared propositions (``_linked``), each group's outcomes are
+    enumerated on its own, and the ends combine: a sum's add up; a max is at least the largest
+    of what each group that always brings a member brings at least, and at most the largest
+    value there is (a min mirrored). A group resting on more than ``COMPLETED_AT_MOST``
+    propositions is taken member by member. The known members are one more group, always
+    there, with their one outcome."""
+    outcomes: list[set[Any]] = []  # for each group, what it adds in each completion (a min or max: None, nothing)
+    for members in _linked(conditions):
+        unknowns = sorted(set().union(*(conditions[m] for m in members)), key=repr)
+        if len(unknowns) > COMPLETED_AT_MOST:
+            outcomes += [{possible[m], 0 if kind == "sum" else None} for m in members]  # each member comes or goes alone
+            continue
+        bit = {u: 1 << i for i, u in enumerate(unknowns)}
+        masks = [(possible[m], sum(bit[u] for u in conditions[m])) for m in members]
+        results: set[Any] = set()
+        for holding in range(1 << len(unknowns)):
+            present = [v for v, mask in masks if mask & holding == mask]
+            results.add(_sum(present, where) if kind == "sum" else (max if kind == "max" else min)(present) if present else None)
+        outcomes.append(results)
+    if kind == "sum":
+        total = _sum(known, where)
+        return True, _sum([total, *(min(r) for r in outcomes)], where), _sum([total, *(max(r) for r in outcomes)], where)
+    best, worst = (max, min) if kind == "max" else (min, max)
+    if known:
+        outcomes.append({best(known)})
+    there = [r - {None} for r in outcomes]
+    # always bringing a member: the group's worst outcome still counts; else the overall worst is one group's worst
+    always = [worst(values) for r, values in zip(outcomes, there) if None not in r]
+    inner = best(always) if always else worst(worst(values) for values in there)
+    outer = best(best(values) for values in there)
+    exists: bool | None = True if always else None
+    return (exists, inner, outer) if kind == "max" else (exists, outer, inner)
+
+
+def _linked(conditions: Sequence[frozenset[Any]]) -> list[list[int]]:
+    """The members (by position) in groups that share an unknown proposition, directly or through
+    others; each group in member order, the groups by their first member."""
+    group_of: dict[Any, int] = {}  # each proposition's group, by its first member (union-find: one pass, merged by relabelling)
+    groups: dict[int, list[int]] = {}
+    for m, condition in enumerate(conditions):
+        joined = sorted({group_of[u] for u in condition if u in group_of})
+        into = joined[0] if joined else m
+        members = groups.setdefault(into, [])
+        for other in joined[1:]:
+            members += groups.pop(other)
+        members.append(m)
+        for u in condition:
+            group_of[u] = into
+        for other in joined[1:]:
+            for u, g in group_of.items():
+                if g == other:
+                    group_of[u] = into
+    return [sorted(members) for _, members in sorted(groups.items())]
 
 
 def _sum(values: Sequence[Number], where: str) -> Number:

@@ -35,7 +35,7 @@ from gaf.rules import DerivationRule, compile_rules, parse_clause
 from gaf.types import number_text, to_number
 from tests.conftest import NOW
 from tests.test_rule_program import Facts  # a plain fact base: the given atoms true, every scope open
-from tests.worlds import AT, ORDER, GroupedWorld, QuantityWorld, grouped_world, quantity_world
+from tests.worlds import AT, ORDER, GroupedWorld, MemberWorld, QuantityWorld, grouped_world, member_world, quantity_world
 
 #: An unstated member's value, as large as no threshold reaches: the extremes decide every comparison.
 HUGE = 10**6
@@ -172,6 +172,36 @@ def test_past_the_completions_it_evaluates_an_aggregate_is_less_precise_but_neve
         answers = _answers(world, threshold)
     for rule, found, expected in answers:
         assert found in (expected, Truth.UNKNOWN), (rule, threshold, world)
+
+
+@settings(max_examples=150)
+@given(world=member_world())
+# Pairs of members on one proposition each (-3 and 5: a sum of 0 or 2 per pair), and nine members on
+# a proposition of their own: twelve in all, once past the limit and taken member by member
+@example(world=MemberWorld("sum", (), tuple((-3 if i % 2 else 5, frozenset({f"u{i // 2}.0"})) for i in range(6))
+                           + tuple((v, frozenset({f"u{3 + i}.0"})) for i, v in enumerate([2, -1, 4, 4, -2, 0, 1, 1, 3]))))
+def test_members_linked_only_within_small_groups_are_completed_exactly_however_many_unknowns_in_all(world):
+    """Members that share no unknown proposition come and go independently: each group linked by
+    shared propositions is completed on its own, so the interval is every completion's, exactly,
+    when no group rests on more than ``COMPLETED_AT_MOST`` propositions — whatever the total."""
+    found = arith.aggregate(world.kind, list(world.known), [v for v, _ in world.possible], complete=True, sign=None,
+                            conditions=[c for _, c in world.possible])  # fmt: skip
+    assert found == world.outcomes(), world
+
+
+@settings(max_examples=100)
+@given(world=member_world(block=4), limit=st.integers(0, 3))
+def test_a_group_of_members_past_the_completions_it_evaluates_is_taken_member_by_member_and_never_wrong(world, limit):
+    """A group resting on more propositions than the limit is taken member by member: the interval
+    holds every completion's value, and whether there is a value is never said wrongly."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(arith, "COMPLETED_AT_MOST", limit)
+        exists, low, high = arith.aggregate(world.kind, list(world.known), [v for v, _ in world.possible], complete=True,
+                                            sign=None, conditions=[c for _, c in world.possible])  # fmt: skip
+    always, least, most = world.outcomes()
+    assert exists in (always, None), world
+    if least is not None:
+        assert low <= least and most <= high, world
 
 
 class _EachGroup:

@@ -31,10 +31,10 @@ from tests.worlds import BASE, POLARITIES, SOURCES, SUBJECT, World, payment_atom
 
 #: The rent case's verdicts (before claim E, undetermined; after, paid), as gaf made them
 #: before what would settle a verdict was computed at display time — with the projection
-#: implementation since renamed gaf-projection/4, then /5 (the rent case's GAFs are the same;
-#: its closures name the new implementation, so their ids, and their verdicts', moved each time).
-RENT_VERDICTS = ("verdict:00f09e4370f4a2f3bbdd5077766ed0d9fda803e4e3969644ec88586434f199b6",
-                 "verdict:24d6051ebc1b1049df75c6872911384d5df18282af5c588171cf0872a4612de3")  # fmt: skip
+#: implementation since renamed gaf-projection/4, then /5, then /6 (the rent case's GAFs are the
+#: same; its closures name the new implementation, so their ids, and their verdicts', moved each time).
+RENT_VERDICTS = ("verdict:3dbef76c5d9fc3e713ad4b6cf32a36edc19fce0cf78fb9e2cece4768da58ddfb",
+                 "verdict:02b61082d62ca5b241b3079f8a4ce2141fb11c0e92a1450e8797421faa49f7e9")  # fmt: skip
 
 
 def _label(w: World, claims: list[Claim]) -> str:

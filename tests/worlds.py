@@ -48,10 +48,15 @@ closed — what an aggregate ranges over group by group (``GROUPED_AGGREGATES``)
 ``payments_world()`` draws the rent case in small, in memory: several payments and
 instalments, ``allocated(P, R)`` between them, and a closure about one instalment — so a
 verdict rests on atoms about other subjects, most of which cannot move it.
+
+``member_world()`` draws an aggregate's members as ``gaf.arith.aggregate`` reads them over a
+closed scope — values that hold, and values that might, each on a set of unknown
+propositions, in blocks — with every completion's outcome by plain enumeration.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
@@ -1059,3 +1064,55 @@ def grouped_world(draw) -> GroupedWorld:
     closed = draw(st.sets(st.sampled_from(["order", "line", "amount"])))
     narrow = draw(st.sets(st.sampled_from(["line", "amount"])))
     return GroupedWorld(tuple(facts[i] for i in order), frozenset(closed), frozenset(narrow), signed)
+
+
+# ---------------------------------------------------------------------- an aggregate's members, as gaf.arith reads them
+
+
+@dataclass(frozen=True)
+class MemberWorld:
+    """An aggregate's members over a closed scope, as ``gaf.arith.aggregate`` reads them: the
+    values of the members that hold, and of each member that might hold, the value and the
+    unknown propositions it holds exactly when all of hold. The propositions come in blocks and a
+    member rests on propositions of one block, so no group of members linked by shared
+    propositions rests on more than a block's; there may be more propositions in all than
+    ``gaf.arith.COMPLETED_AT_MOST``."""
+
+    kind: str
+    known: tuple[int, ...]
+    possible: tuple[tuple[int, frozenset[str]], ...]
+
+    def outcomes(self) -> tuple[bool | None, Any, Any]:
+        """Whether the aggregate has a value (None: in some completions), and the least and most
+        it is, by plain enumeration of every completion (each proposition true or false)."""
+        unknowns = sorted(set().union(*(c for _, c in self.possible)))
+        results = set()
+        for bits in itertools.product((False, True), repeat=len(unknowns)):
+            holding = {u for u, b in zip(unknowns, bits) if b}
+            present = [*self.known, *(v for v, c in self.possible if c <= holding)]
+            if self.kind == "sum":
+                results.add(sum(present))
+            else:
+                results.add((max if self.kind == "max" else min)(present) if present else None)
+        values = [r for r in results if r is not None]
+        exists = True if None not in results else (None if values else False)
+        return exists, min(values, default=None), max(values, default=None)
+
+
+@st.composite
+def member_world(draw, block: int = 3, unknowns: int = 13) -> MemberWorld:
+    """A random set of members: blocks of at most ``block`` propositions, at most ``unknowns`` in
+    all, up to three members that hold and up to twelve that might, each on a non-empty set of
+    one block's propositions."""
+    sizes: list[int] = []
+    for size in draw(st.lists(st.integers(1, block), min_size=1, max_size=8)):
+        if sum(sizes) + size <= unknowns:
+            sizes.append(size)
+    blocks = [[f"u{b}.{i}" for i in range(size)] for b, size in enumerate(sizes)]
+    values = st.integers(-3, 9)
+    possible = []
+    for _ in range(draw(st.integers(1, 12))):
+        props = blocks[draw(st.integers(0, len(blocks) - 1))]
+        possible.append((draw(values), frozenset(draw(st.sets(st.sampled_from(props), min_size=1)))))
+    known = tuple(draw(st.lists(values, max_size=3)))
+    return MemberWorld(draw(st.sampled_from(["sum", "min", "max"])), known, tuple(possible))

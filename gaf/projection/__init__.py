@@ -40,7 +40,11 @@ from gaf.projection.weighing import closed_scopes, declaration_problems, evaluat
 #:    the unknown propositions they rest on (gaf.arith.aggregate's ``conditions``): members resting
 #:    on one unknown delivery come and go together, so `max <= 0` over quantities 0 and 1 of one
 #:    unknown delivery is false, where /4 took each member on its own and left it unknown.
-IMPLEMENTATION = "gaf-projection/5"
+#: 6: those completions are made for each group of members linked by the propositions they rest
+#:    on, by itself (gaf.arith._linked): members sharing none come and go independently, so the
+#:    limit of ten propositions (``COMPLETED_AT_MOST``) applies to a group, where /5 took every
+#:    member on its own once all of them together rested on more than ten.
+IMPLEMENTATION = "gaf-projection/6"
 
 __all__ = [
     "IMPLEMENTATION",
