@@ -304,7 +304,8 @@ COMPLETED_AT_MOST = 10
 
 
 def aggregate(kind: Kind, known: Sequence[Any], possible: Sequence[Any], *, complete: bool, sign: Sign | None, where: str = "",
-              conditions: Sequence[frozenset[Any]] | None = None) -> tuple[bool | None, End, End]:  # fmt: skip
+              conditions: Sequence[frozenset[Any]] | None = None,
+              past: list[int] | None = None) -> tuple[bool | None, End, End]:  # fmt: skip
     """An aggregate over its members: whether it has a value (None: perhaps), and the
     interval that value lies in (equal ends: exact).
 
@@ -319,7 +320,9 @@ def aggregate(kind: Kind, known: Sequence[Any], possible: Sequence[Any], *, comp
     those propositions (``COMPLETED_AT_MOST`` of them at most), so each end of its interval is
     a value some completion gives (a count's ends, none of them and all, always are). Without
     them, each possible member is taken to come or go on its own: an interval that holds every
-    value a completion gives, but whose ends may be values none gives."""
+    value a completion gives, but whose ends may be values none gives. ``past``, where given,
+    gains the number of propositions of each group of members past the limit (taken member by
+    member): a limit hit, which the caller says."""
     if kind == "count":
         return True, len(known), (len(known) + len(possible)) if complete else None
     values = [*known, *possible]
@@ -335,7 +338,7 @@ def aggregate(kind: Kind, known: Sequence[Any], possible: Sequence[Any], *, comp
         known = [v if type(v) is int else _exact(v, where) for v in known]
         possible = [v if type(v) is int else _exact(v, where) for v in possible]
     if complete and conditions is not None and possible:
-        return _completed(kind, known, possible, conditions, where)
+        return _completed(kind, known, possible, conditions, where, past)
     if kind == "sum":
         if sign == "non-negative" and any(v < 0 for v in values) or sign == "non-positive" and any(v > 0 for v in values):
             sign = None
@@ -358,7 +361,7 @@ def aggregate(kind: Kind, known: Sequence[Any], possible: Sequence[Any], *, comp
 
 
 def _completed(kind: Kind, known: Sequence[Any], possible: Sequence[Any], conditions: Sequence[frozenset[Any]],
-               where: str) -> tuple[bool | None, End, End]:  # fmt: skip
+               where: str, past: list[int] | None) -> tuple[bool | None, End, End]:  # fmt: skip
     """``aggregate`` (a sum, min or max: a count's interval is already exact) over a closed
     scope in every completion of the unknown propositions its possible members rest on (each
     true or false; a member holds when all of its own do).
@@ -375,6 +378,8 @@ def _completed(kind: Kind, known: Sequence[Any], possible: Sequence[Any], condit
         unknowns = sorted(set().union(*(conditions[m] for m in members)), key=repr)
         if len(unknowns) > COMPLETED_AT_MOST:
             outcomes += [{possible[m], 0 if kind == "sum" else None} for m in members]  # each member comes or goes alone
+            if past is not None:
+                past.append(len(unknowns))
             continue
         bit = {u: 1 << i for i, u in enumerate(unknowns)}
         masks = [(possible[m], sum(bit[u] for u in conditions[m])) for m in members]

@@ -14,17 +14,29 @@ but "the rules changed" can.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from gaf.canonical import CANONICALISATION
-from gaf.derive import Entry, Truth, show
+from gaf.derive import Entry, Truth, limits_of, show
 from gaf.errors import GafError, InvalidRecord, UnknownReference
 from gaf.policies import check_established
 from gaf.projection import IMPLEMENTATION, Evaluated, PolicyFacts, evaluate, ground_of, program_of
 from gaf.projection.cone import cone_of
-from gaf.records import GAF, AcceptedFact, Closure, LogEntry, Projection, Proposition, Record, Verdict, VerdictRules, matches_pattern
+from gaf.records import (
+    GAF,
+    AcceptedFact,
+    Closure,
+    LimitReached,
+    LogEntry,
+    Projection,
+    Proposition,
+    Record,
+    Verdict,
+    VerdictRules,
+    matches_pattern,
+)
 from gaf.signing import sign
 from gaf.store.base import GafStore
 from gaf.types import Interval, Progress, format_instant, no_progress
@@ -124,6 +136,8 @@ def close(  # boilerplate: a keyword-only signature, one parameter a line, as ac
         supersedes=sorted(supersedes or []),
         excluded=[ex.id for ex in evaluated.exclusions],
         ignored_completeness=facts.ignored,
+        limits=[LimitReached(rule=hit.rule, bindings=dict(hit.bindings), propositions=hit.propositions, limit=hit.limit,
+                             reason=hit.text()) for hit in limits_of([*evaluated.conclusions.limits, *judgement.limits])],
         closed_at=closed_at,
     )
     if signing_key is not None:
@@ -154,10 +168,7 @@ def _judge(rules: VerdictRules, facts: PolicyFacts, subject: str, policy: Projec
     # An unknown derived premise is settled by the unresolved claims-level facts beneath it.
     beneath = program_of(policy).beneath({s.split("(", 1)[0] for s in judgement.settles})
     extra = sorted(show(ground_of(props[p])) for p in gaf.unresolved if props[p].predicate in beneath)
-    return Judgement(
-        judgement.label, judgement.strength, judgement.low, judgement.high, judgement.rules,
-        tuple(sorted(set(judgement.settles) | set(extra))), judgement.engine,
-    )  # fmt: skip
+    return replace(judgement, settles=tuple(sorted(set(judgement.settles) | set(extra))))
 
 
 # ---------------------------------------------------------------------- what a closure rests on

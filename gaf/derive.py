@@ -32,6 +32,7 @@ from itertools import chain
 from operator import is_, itemgetter
 from typing import Any, Literal, NamedTuple, Protocol
 
+import gaf.arith
 from gaf.arith import Bound, Sign, aggregate, apply, bare_members, compare, in_unit, sign_of
 from gaf.records import statement_text
 from gaf.records.base import kept
@@ -155,6 +156,32 @@ class Derived:
     justifications: dict[JustificationKey, Justification] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class LimitHit:
+    """A limit evaluation hit, said rather than passed over: an aggregate of ``rule`` (with the
+    values bound around it) whose members that might hold are linked through more unknown
+    propositions than ``gaf.arith.COMPLETED_AT_MOST`` completes. Those members were each taken
+    to come or go on their own: its interval holds every value the data allows, but may be
+    wider, and a comparison with it may be unknown where every completion would agree."""
+
+    rule: str
+    bindings: tuple[tuple[str, str], ...]
+    propositions: int
+    #: the limit it went past
+    limit: int
+
+    def text(self) -> str:
+        where = ", ".join(f"{k}={v}" for k, v in self.bindings)
+        return (f"{self.rule}{f' ({where})' if where else ''}: an aggregate's members rest on {self.propositions} linked unknown "
+                f"propositions, past the {self.limit} gaf completes; each was taken on its own, so its interval may be "
+                f"wider than the data allows")  # fmt: skip
+
+
+def limits_of(hits: Sequence[LimitHit]) -> list[LimitHit]:
+    """Each limit hit once, in order (an aggregate met again in a later round is one hit)."""
+    return sorted(set(hits))
+
+
 @dataclass
 class Conclusions:
     """What a rule set concluded over a fact base."""
@@ -164,6 +191,8 @@ class Conclusions:
     rounds: int
     #: patterns that stopped a body because nothing was known and the scope was open
     dead_ends: list[DeadEnd]
+    #: limits evaluation hit (``LimitHit``): said in the output and in the closure's record
+    limits: list[LimitHit] = field(default_factory=list)
 
     def truth(self, ground: Ground) -> Truth:
         d = self.derived.get(ground)
@@ -192,7 +221,7 @@ def evaluate_rules(rules: Sequence[DerivationRule] | Program, facts: FactBase, *
             state.current = current
             _fixpoint(state, bodies, mode)
             state.done |= state.current
-    return Conclusions(state.index.grounds, state.open, state.rounds, state.dead_ends)
+    return Conclusions(state.index.grounds, state.open, state.rounds, state.dead_ends, limits_of(state.limits))
 
 
 @contextmanager
@@ -431,6 +460,8 @@ class _State:
     #: what ``_may_hold`` found for a derived atom of a finished stratum, and the atoms being asked now
     possible: dict[Ground, bool] = field(default_factory=dict)
     asking: set[Ground] = field(default_factory=set)
+    #: limits an aggregate hit (``LimitHit``)
+    limits: list[LimitHit] = field(default_factory=list)
     #: the sign of what each aggregate adds up, by the clause's id (``_sign``)
     signs: dict[int, Sign | None] = field(default_factory=dict)
     #: each aggregate over closed fact-base atoms, joined once for every binding around it (``_joined``),
@@ -814,10 +845,14 @@ def _aggregate(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) 
         sign = _sign(state, clause) if clause.kind == "sum" else None
         values, unit = bare_members(of, body.rule) if clause.of is not None else (of, None)
         known = len(found.values)
+        past: list[int] = []
         exists, low, high = aggregate(
             clause.kind, values[:known], values[known:], complete=complete, sign=sign, where=body.rule,  # type: ignore[arg-type]
-            conditions=found.conditions,
+            conditions=found.conditions, past=past,
         )  # fmt: skip
+        if past:
+            bindings = tuple(sorted((k.lstrip("?"), _shown(v)) for k, v in branch.binding.items() if not isinstance(v, Bound)))
+            state.limits.append(LimitHit(body.rule, bindings, max(past), gaf.arith.COMPLETED_AT_MOST))
     if exists is False:
         return None  # min or max over nothing: there is no such value
     settle = tuple(dict.fromkeys([*found.open_patterns, *found.stopped_at, *(u for _, unresolved in found.maybe for u in unresolved)]))
@@ -1152,6 +1187,11 @@ def _sign(state: _State, clause: _Aggregate) -> Sign | None:
     return sign
 
 
+def _shown(value: Any) -> str:
+    """A bound value as a statement writes it (text bare)."""
+    return value if isinstance(value, str) else show(("", "_", value)).partition(", ")[2][:-1]
+
+
 def show(ground: Ground) -> str:
     """A ground atom as people write it: ``predicate(subject, object)``, through the one
     statement text (``gaf.records.ledger.statement_text``).
@@ -1165,15 +1205,17 @@ def show(ground: Ground) -> str:
 
 
 def holds(
-    clauses: Sequence[Clause], facts: FactBase, binding: dict[str, Any], by_ref: dict[str, DerivationRule] | None = None
+    clauses: Sequence[Clause], facts: FactBase, binding: dict[str, Any], by_ref: dict[str, DerivationRule] | None = None,
+    limits: list[LimitHit] | None = None,
 ) -> tuple[Truth, list[str], list[str]]:
     """Whether a condition holds on a fact base, three-valued, and what it rests on.
 
     Returns the truth (TRUE if some way of satisfying it holds, UNKNOWN if none
     holds but one might, FALSE otherwise), the evidence ids of the facts a
     holding (or best) way used, and the unresolved premises that leave it unknown.
+    ``limits``, where given, gains the limits its evaluation hit (``LimitHit``).
     """
-    truth, used, unknown = holds_grounds(clauses, facts, binding, by_ref)
+    truth, used, unknown = holds_grounds(clauses, facts, binding, by_ref, limits)
     return truth, used, sorted({show(g) for g in unknown})
 
 
@@ -1182,7 +1224,8 @@ _CONDITION = _Pattern.of(Atom(predicate="condition", subject="?subject"))
 
 
 def holds_grounds(
-    clauses: Sequence[Clause], facts: FactBase, binding: dict[str, Any], by_ref: dict[str, DerivationRule] | None = None
+    clauses: Sequence[Clause], facts: FactBase, binding: dict[str, Any], by_ref: dict[str, DerivationRule] | None = None,
+    limits: list[LimitHit] | None = None,
 ) -> tuple[Truth, list[str], set[Ground]]:
     """``holds``, with the unresolved premises as ground atoms rather than as text.
 
@@ -1192,6 +1235,8 @@ def holds_grounds(
         return Truth.TRUE, [], set()
     # a published condition is read, not refused, here
     state, branches = _condition(clauses, facts, binding, by_ref or {}, strict=False)
+    if limits is not None:
+        limits += state.limits
     best: _Branch | None = None
     unknown: set[Ground] = set()
     for branch in branches:

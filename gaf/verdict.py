@@ -23,10 +23,10 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from gaf.derive import FactBase, Truth, holds
+from gaf.derive import FactBase, LimitHit, Truth, holds, limits_of
 from gaf.errors import InvalidRecord
 from gaf.records import Band, Role, Strength, VerdictRule, VerdictRules
 from gaf.records.base import kept
@@ -209,6 +209,8 @@ class Judgement:
     rules: tuple[RuleTrace, ...]
     settles: tuple[str, ...]
     engine: str = ENGINE
+    #: limits the rules' conditions hit (``gaf.derive.LimitHit``): the closure records them
+    limits: tuple[LimitHit, ...] = ()
 
     def trace(self) -> dict[str, Any]:
         return {
@@ -248,8 +250,11 @@ def judge(rules: VerdictRules, facts: FactBase, *, subject: str, scores: Scores 
     so each is made once."""
     prepared = _prepared(rules)
     activation: dict[str, tuple[Truth, list[str], list[str]]] = {}
+    hits: list[LimitHit] = []
     for r, params, _, _ in prepared.ordered:
-        activation[r.name] = holds(r.condition, facts, {"?subject": subject, **params})
+        found: list[LimitHit] = []
+        activation[r.name] = holds(r.condition, facts, {"?subject": subject, **params}, limits=found)
+        hits += [replace(hit, rule=f"the condition of {r.name}") for hit in found]
     known = {n for n, (t, _, _) in activation.items() if t == Truth.TRUE}
     unknown = sorted(n for n, (t, _, _) in activation.items() if t == Truth.UNKNOWN)
     if len(unknown) > MAX_UNKNOWN:
@@ -274,7 +279,7 @@ def judge(rules: VerdictRules, facts: FactBase, *, subject: str, scores: Scores 
             facts=tuple(sorted(set(used))), unknown_premises=tuple(sorted(set(unknown_premises))),
         ))  # fmt: skip
     settles = tuple(sorted({u for n in unknown for u in activation[n][2]})) if label == UNDETERMINED else ()
-    return Judgement(label, _round(point), _round(low), _round(high), tuple(traces), settles)
+    return Judgement(label, _round(point), _round(low), _round(high), tuple(traces), settles, limits=tuple(limits_of(hits)))
 
 
 @dataclass(frozen=True)

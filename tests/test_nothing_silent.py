@@ -13,15 +13,22 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
+from typing import Any
+
 import pytest
+import yaml
 from typer.testing import CliRunner
 
+from gaf import arith
 from gaf.cli import app
 from gaf.closure import close, replay
+from gaf.derive import Entry, Truth
 from gaf.errors import InvalidRecord
 from gaf.ledger import ingest
 from gaf.policies import publish, read_policy, read_rules
 from gaf.projection import closed_scopes, project
+from gaf.records import VerdictRules
+from gaf.verdict import judge
 from tests.conftest import NOW, RENT
 from tests.rentcase import AFTER_E, BEFORE_E, RENT_JULY, agent_id
 
@@ -95,3 +102,103 @@ def test_closing_a_gaf_at_another_as_of_than_it_was_projected_at_is_refused(stor
     assert "close a GAF at the as-of it was projected at" in (refused.value.hint or "")
     assert store.find("closure") == []  # nothing written
     assert close(store, first.gaf.id, rules, subject=RENT_JULY, as_of=BEFORE_E, closed_at=AFTER_E).closure.as_of == BEFORE_E
+
+
+# ---------------------------------------------------------------------- a limit an aggregate hits
+
+ORDER = Path(__file__).resolve().parent.parent / "examples" / "order"
+
+#: The receiving log says both that delivery d2 reached the order and that it did not: whether d2
+#: (and its 25 units) counts is unknown, so the sum rests on one unknown proposition.
+CONTESTED_D2 = """
+- kind: claim
+  source: receiving-log
+  observer: buyer
+  observed_at: 2026-07-08T11:00:00Z
+  transformation: api_export
+  statements:
+    - {subject: "delivery:d2", predicate: delivered, object: "order:po-1", polarity: denied}
+"""
+
+
+def _close(gaf: str, target: str) -> list[str]:
+    return ["close", gaf, "--rules", "pay-invoice", "--subject", "order:po-1", "--as-of", "2026-07-10",
+            "--at", "2026-07-10T00:00:00Z", "--store", target, "--json"]  # fmt: skip
+
+
+def _order_with_d2_contested(target, tmp_path: Path) -> list[str]:
+    """The CLI's steps up to the projection of the order case with d2's delivery contested."""
+    contested = tmp_path / "contested.yaml"
+    contested.write_text(CONTESTED_D2, encoding="utf-8")
+    steps = [["ingest", str(ORDER / "claims.yaml")], ["ingest", str(contested)], ["policy", "add", str(ORDER / "policy.yaml")],
+             ["rules", "add", str(ORDER / "verdict-rules.yaml")]]
+    for args in steps:
+        done = runner.invoke(app, [*args, "--store", target, "--at", "2026-07-10T00:00:00Z"])
+        assert done.exit_code == 0, done.output
+    return ["project", "order-delivered", "--reviewer", "buyer", "--as-of", "2026-07-10", "--at", "2026-07-10T00:00:00Z",
+            "--store", target]  # fmt: skip
+
+
+def test_an_aggregate_past_the_completions_it_evaluates_is_warned_at_project_and_close_and_recorded_in_the_closure(
+    target, tmp_path, monkeypatch
+):
+    """The limit on completions (``gaf.arith.COMPLETED_AT_MOST``, set to 0 here so one unknown
+    delivery passes it) is said where it is hit: a warning at project and at close, the
+    projection's JSON, and the closure's record, with the rule, the values bound and how far
+    past the limit the members were."""
+    monkeypatch.setattr(arith, "COMPLETED_AT_MOST", 0)
+    projected = runner.invoke(app, [*_order_with_d2_contested(target, tmp_path), "--json"])
+    assert projected.exit_code == 0, projected.output
+    said = "delivered_in_full@1 (n=40, o=order:po-1): an aggregate's members rest on 1 linked unknown propositions, past the 0"
+    assert f"warning: limit hit: {said}" in projected.stderr
+    assert [hit.startswith(said) for hit in json.loads(projected.stdout)["limits"]] == [True]
+    closed = runner.invoke(app, _close(json.loads(projected.stdout)["gaf"], target))
+    assert closed.exit_code == 0, closed.output
+    assert f"warning: limit hit: {said}" in closed.stderr
+    shown = runner.invoke(app, ["show", json.loads(closed.stdout)["closure"], "--store", target, "--json"])
+    (limit,) = json.loads(shown.stdout)["limits"]
+    assert limit["rule"] == "delivered_in_full@1" and limit["bindings"] == {"n": "40", "o": "order:po-1"}
+    assert (limit["propositions"], limit["limit"]) == (1, 0) and limit["reason"].startswith(said)
+
+
+def test_within_the_completions_it_evaluates_nothing_is_warned_and_the_closure_holds_no_limits(target, tmp_path):
+    projected = runner.invoke(app, [*_order_with_d2_contested(target, tmp_path), "--json"])
+    assert projected.exit_code == 0, projected.output
+    assert "limit hit" not in projected.stderr and json.loads(projected.stdout)["limits"] == []
+    closed = runner.invoke(app, _close(json.loads(projected.stdout)["gaf"], target))
+    assert closed.exit_code == 0 and "limit hit" not in closed.stderr, closed.output
+    shown = runner.invoke(app, ["show", json.loads(closed.stdout)["closure"], "--store", target, "--json"])
+    assert json.loads(shown.stdout)["limits"] == []
+
+
+class _AllClosed:
+    """A fact base of the given entries (ground, truth), every scope closed."""
+
+    def __init__(self, *entries: tuple[tuple[str, str, Any], Truth]):
+        self.entries = [Entry(g, t, f"e{i}") for i, (g, t) in enumerate(entries)]
+
+    def match(self, predicate, subject, obj):
+        return [e for e in self.entries if e.ground[0] == predicate and subject in (None, e.ground[1])
+                and obj in (None, e.ground[2])]  # fmt: skip
+
+    def closed(self, predicate, subject, obj):
+        return f"complete-{predicate}"
+
+    def sign(self, predicate):
+        return None
+
+
+def test_a_limit_a_verdict_condition_hits_is_named_by_its_verdict_rule(monkeypatch):
+    """A verdict rule whose condition sums members resting on more unknown propositions than the
+    limit: the judgement carries the hit, named by the verdict rule, for the closure to record."""
+    monkeypatch.setattr(arith, "COMPLETED_AT_MOST", 1)
+    data = yaml.safe_load((ORDER / "verdict-rules.yaml").read_text())
+    data["rules"][0]["condition"] = ["?t = sum ?v over line(?l, ?subject), amount(?l, ?v)", "?t >= 5"]
+    facts = _AllClosed((("line", "line:1", "order:1"), Truth.UNKNOWN), (("amount", "line:1", 5), Truth.UNKNOWN),
+                       (("line", "line:2", "order:1"), Truth.UNKNOWN), (("amount", "line:2", 3), Truth.TRUE))  # fmt: skip
+    judged = judge(VerdictRules.model_validate(data), facts, subject="order:1")
+    (hit,) = judged.limits  # line:1 rests on two propositions, past the limit; line:2 on one, within it
+    assert (hit.rule, hit.bindings) == ("the condition of delivered-in-full", (("subject", "order:1"),))
+    assert (hit.propositions, hit.limit) == (2, 1)
+    monkeypatch.setattr(arith, "COMPLETED_AT_MOST", 2)
+    assert judge(VerdictRules.model_validate(data), facts, subject="order:1").limits == ()

@@ -33,6 +33,7 @@ from gaf.cli.output import (
     print_rows,
     Ticker,
     warn_ignored,
+    warn_limits,
 )
 from gaf.errors import ExitCode, GafError
 from gaf.records import Projection, VerdictRules
@@ -74,6 +75,7 @@ def project(
                                     review=projection.ReviewPolicy(auto_accept_at), progress=tick)  # fmt: skip
     data = result.to_dict(written=not dry_run)
     warn_ignored(result.evaluated.ignored_completeness)
+    warn_limits(data["limits"])
     emit(as_json, data, lambda: _print_projection(data))
 
 
@@ -126,6 +128,7 @@ def close_(
         settled = None if as_json else whatif.settling(s, closed.closure.id)  # the text shows it; an exception's reason quotes it
         exceptions = lifecycle.route_exceptions(s, closed, when, settled)
     data = {"closure": closed.closure.id, "verdict": closed.verdict.to_json(), "policy_exceptions": [e.to_json() for e in exceptions]}
+    warn_limits([hit.reason for hit in closed.closure.limits])
 
     def text() -> None:
         settle = settled.lines() if settled is not None else None

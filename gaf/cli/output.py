@@ -234,6 +234,12 @@ def warn_ignored(ignored: Sequence[IgnoredDeclaration]) -> None:
         sys.stderr.write(f"warning: completeness declaration {d.declaration} closes no scope: {d.reason}\n")
 
 
+def warn_limits(reasons: Sequence[str]) -> None:
+    """Say on stderr each limit evaluation hit (``gaf.derive.LimitHit``), one line each, never wrapped."""
+    for reason in reasons:
+        sys.stderr.write(f"warning: limit hit: {reason}\n")
+
+
 def rows_table(rows: list[dict[str, Any]], columns: tuple[str, ...], *, title: str | None = None,
                among: Iterable[str] = ()) -> Table:  # fmt: skip
     """A table of rows for people: words wrap at the terminal's width, ids never (an id column

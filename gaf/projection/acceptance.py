@@ -189,6 +189,7 @@ class Projected:
             "excluded": [{"claim": ex.claim, "proposition": _text(evaluated.propositions[ex.proposition]), "reason": ex.reason}
                          for ex in evaluated.exclusions],  # fmt: skip
             "ignored_completeness": [d.model_dump(mode="json") for d in evaluated.ignored_completeness],
+            "limits": [hit.text() for hit in evaluated.conclusions.limits],
         }
 
 

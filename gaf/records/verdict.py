@@ -161,6 +161,18 @@ class IgnoredDeclaration(Value):
     reason: Text
 
 
+class LimitReached(Value):
+    """A limit the closure's evaluation hit, said in the record as in the output (nothing
+    silent): where (a derivation rule, or a verdict rule's condition, with the values bound
+    around it), how far past the limit, and what that did to the answer."""
+
+    rule: Text
+    bindings: dict[str, Text] = {}
+    propositions: PositiveInt
+    limit: int
+    reason: Text
+
+
 class Closure(Record):
     """The replay contract: everything needed to recompute the verdict (SPEC.md §4).
 
@@ -208,6 +220,8 @@ class Closure(Record):
     excluded: list[Ref] = []
     #: completeness declarations of the policy that closed no scope here, with the reason
     ignored_completeness: list[IgnoredDeclaration] = []
+    #: limits its projection's rules or its verdict rules' conditions hit (``gaf.derive.LimitHit``)
+    limits: list[LimitReached] = []
     closed_at: Instant
     signature: Signature | None = None
 
