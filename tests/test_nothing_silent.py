@@ -159,6 +159,8 @@ def test_an_aggregate_past_the_completions_it_evaluates_is_warned_at_project_and
     (limit,) = json.loads(shown.stdout)["limits"]
     assert limit["rule"] == "delivered_in_full@1" and limit["bindings"] == {"n": "40", "o": "order:po-1"}
     assert (limit["propositions"], limit["limit"]) == (1, 0) and limit["reason"].startswith(said)
+    verdict = runner.invoke(app, ["verdict", json.loads(closed.stdout)["closure"], "--store", target])
+    assert verdict.exit_code == 0 and f"limit hit: {said}" in verdict.stdout, verdict.output
 
 
 def test_within_the_completions_it_evaluates_nothing_is_warned_and_the_closure_holds_no_limits(target, tmp_path):
@@ -169,6 +171,8 @@ def test_within_the_completions_it_evaluates_nothing_is_warned_and_the_closure_h
     assert closed.exit_code == 0 and "limit hit" not in closed.stderr, closed.output
     shown = runner.invoke(app, ["show", json.loads(closed.stdout)["closure"], "--store", target, "--json"])
     assert json.loads(shown.stdout)["limits"] == []
+    verdict = runner.invoke(app, ["verdict", json.loads(closed.stdout)["closure"], "--store", target])
+    assert verdict.exit_code == 0 and "limit hit" not in verdict.stdout, verdict.output
 
 
 class _AllClosed:

@@ -36,7 +36,7 @@ from gaf.cli.output import (
     warn_limits,
 )
 from gaf.errors import ExitCode, GafError
-from gaf.records import Projection, VerdictRules
+from gaf.records import Closure, Projection, VerdictRules
 from gaf.types import MAX_SECONDS, Span
 
 # boilerplate: each command declares its own options in its signature (typer reads them from there), so the
@@ -165,10 +165,11 @@ def verdict(
             raise GafError(f"no verdict for {closure_id}", hint="gaf close makes one")
         v = found[0]
         settled = None if as_json else whatif.settling(s, closure_id, tries=tries)
-    emit(as_json, v.to_json(), lambda: out.print(_verdict_text(v, settled), highlight=False, markup=False))
+        limits = [hit.reason for hit in s.get(closure_id, Closure).limits]
+    emit(as_json, v.to_json(), lambda: out.print(_verdict_text(v, settled, limits), highlight=False, markup=False))
 
 
-def _verdict_text(v: Any, settled: whatif.Settling | None) -> str:
+def _verdict_text(v: Any, settled: whatif.Settling | None, limits: list[str]) -> str:
     lines = [f"{v.label}: {v.strength:+.3f} (interval {v.low:+.3f} … {v.high:+.3f}) by {v.engine}"]
     for r in v.trace.get("rules", []):
         strength = r["strength"] if isinstance(r["strength"], str) else f"strength {r['strength']:.3f}"
@@ -176,6 +177,7 @@ def _verdict_text(v: Any, settled: whatif.Settling | None) -> str:
         lines += [f"            unknown: {u}" for u in r.get("unknown_premises", [])]
     if settled is not None:
         lines += settled.lines()
+    lines += [f"  limit hit: {reason}" for reason in limits]  # what made the answer less precise than the data allows
     return "\n".join(lines)
 
 
