@@ -282,6 +282,18 @@ def test_no_value_of_any_option_makes_a_traceback(path, data, scratch):
         assert said.startswith(("error:", "{", "Usage:")) or "Error" in said, (args, said)
 
 
+@pytest.mark.parametrize("where", ["", ".", "missing/reference.md"], ids=["empty", "a directory", "in no directory"])
+@pytest.mark.parametrize("args", [["query", "--reference"], ["query", "--favorites"], ["reference", "--out"]], ids=" ".join)
+def test_a_file_to_write_that_cannot_be_written_is_refused_naming_it(args, where, scratch):
+    """Found by the random profile: ``gaf query --reference ''`` (the working directory) ended in
+    IsADirectoryError's traceback. Every file a command writes on request is written one way
+    (``gaf.cli.common.write_file``): a path that is no writable file is a typed error naming it."""
+    with contextlib.chdir(scratch["cwd"]):
+        result = runner.invoke(app, [*args, where, *(["--store", scratch["store"]] if args[0] == "query" else [])])
+    assert result.exit_code == ExitCode.BAD_INPUT and isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.stderr.startswith(f"error: {where or '.'}: cannot write the file: "), result.output  # '' is typer's Path('.')
+
+
 # ---------------------------------------------------------------- --at: a scripted history, the same records
 
 

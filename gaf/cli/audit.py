@@ -20,6 +20,7 @@ from gaf.cli.common import (
     command,
     group,
     open_store,
+    write_file,
 )
 from gaf.cli.output import (
     Ticker,
@@ -119,9 +120,9 @@ def query(
     library = queries.load()
     if list_all or reference_out or favorites_out:
         if reference_out:
-            reference_out.write_text(queries.reference(library), encoding="utf-8")
+            write_file(reference_out, queries.reference(library))
         if favorites_out:
-            favorites_out.write_bytes(queries.favorites(library))
+            write_file(favorites_out, queries.favorites(library))
         rows = [{"name": q.name, "params": ", ".join(q.params) or "-", "question": q.question} for q in library.values()]
         emit_rows(shape, rows, lambda rows: print_rows(rows, ("name", "params", "question")))
         return
@@ -207,6 +208,6 @@ def reference(
     else:
         text = cli_reference()
     if out_path:
-        out_path.write_text(text, encoding="utf-8")
+        write_file(out_path, text)
     else:
         sys.stdout.write(text)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeVar
 
 import typer
@@ -277,6 +278,19 @@ def open_store(target: str | None, *, read_only: bool = False) -> GafStore:
     if opened.recovered:
         sys.stderr.write(f"note: a writer of {shown(opened)} was killed mid-checkpoint; its recovery was completed before reading\n")
     return opened
+
+
+def write_file(path: Path, data: str | bytes) -> None:
+    """Write what a command was asked to put in a file (UTF-8 text, or bytes): a path that is a
+    directory, or in one that does not exist or cannot be written, is a typed error naming it."""
+    try:
+        if isinstance(data, str):
+            path.write_text(data, encoding="utf-8")
+        else:
+            path.write_bytes(data)
+    except OSError as exc:
+        raise InvalidRecord(f"cannot write the file: {exc.strerror or exc}", where=str(path),
+                            hint="give the path of a file, in a directory that exists and can be written") from None  # fmt: skip
 
 
 def signing_key() -> Ed25519PrivateKey | None:

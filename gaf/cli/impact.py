@@ -13,7 +13,19 @@ import typer
 import impact
 from gaf import policies
 from gaf.canonical import short_ids
-from gaf.cli.common import group, AsOfOpt, JsonOpt, QuietOpt, StoreOpt, app, command, number_option, open_store, time_option
+from gaf.cli.common import (
+    AsOfOpt,
+    JsonOpt,
+    QuietOpt,
+    StoreOpt,
+    app,
+    command,
+    group,
+    number_option,
+    open_store,
+    time_option,
+    write_file,
+)
 from gaf.cli.output import Ticker, emit, out, print_rows
 from gaf.errors import GafError
 from gaf.records import Projection, VerdictRules
@@ -52,10 +64,7 @@ def _impact(
         # the HTML names records in words, read from the store while it is open
         for path, render in ((html_path, partial(to_html, report, s)), (md_path, partial(to_markdown, report))):
             if path is not None:
-                try:
-                    path.write_text(render(), encoding="utf-8")
-                except OSError as exc:
-                    raise GafError(f"cannot write {path}: {exc.strerror}", hint="check that the directory exists") from None
+                write_file(path, render())
 
     def text() -> None:
         out.print(headline(report), highlight=False)
