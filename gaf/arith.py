@@ -405,23 +405,27 @@ def _completed(kind: Kind, known: Sequence[Any], possible: Sequence[Any], condit
 
 def _linked(conditions: Sequence[frozenset[Any]]) -> list[list[int]]:
     """The members (by position) in groups that share an unknown proposition, directly or through
-    others; each group in member order, the groups by their first member."""
-    group_of: dict[Any, int] = {}  # each proposition's group, by its first member (union-find: one pass, merged by relabelling)
-    groups: dict[int, list[int]] = {}
+    others; each group in member order, the groups by their first member. A union-find over the
+    members, each joined to the first member that rested on each of its propositions: near linear."""
+    parent = list(range(len(conditions)))
+
+    def root(m: int) -> int:
+        while parent[m] != m:
+            parent[m] = parent[parent[m]]  # halve the path as it is walked
+            m = parent[m]
+        return m
+
+    first: dict[Any, int] = {}  # each proposition's first member
     for m, condition in enumerate(conditions):
-        joined = sorted({group_of[u] for u in condition if u in group_of})
-        into = joined[0] if joined else m
-        members = groups.setdefault(into, [])
-        for other in joined[1:]:
-            members += groups.pop(other)
-        members.append(m)
         for u in condition:
-            group_of[u] = into
-        for other in joined[1:]:
-            for u, g in group_of.items():
-                if g == other:
-                    group_of[u] = into
-    return [sorted(members) for _, members in sorted(groups.items())]
+            other = first.setdefault(u, m)
+            a, b = root(m), root(other)
+            if a != b:
+                parent[max(a, b)] = min(a, b)  # the group is named by its first member
+    groups: dict[int, list[int]] = {}
+    for m in range(len(conditions)):
+        groups.setdefault(root(m), []).append(m)
+    return [groups[r] for r in sorted(groups)]
 
 
 def _sum(values: Sequence[Number], where: str) -> Number:

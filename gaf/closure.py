@@ -13,13 +13,13 @@ but "the rules changed" can.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from gaf.canonical import CANONICALISATION
-from gaf.derive import Entry, Truth, limits_of, show
+from gaf.derive import Entry, LimitHit, Truth, limits_of, show
 from gaf.errors import GafError, InvalidRecord, UnknownReference
 from gaf.policies import check_established
 from gaf.projection import IMPLEMENTATION, Evaluated, PolicyFacts, evaluate, ground_of, program_of
@@ -136,8 +136,7 @@ def close(  # boilerplate: a keyword-only signature, one parameter a line, as ac
         supersedes=sorted(supersedes or []),
         excluded=[ex.id for ex in evaluated.exclusions],
         ignored_completeness=facts.ignored,
-        limits=[LimitReached(rule=hit.rule, bindings=dict(hit.bindings), propositions=hit.propositions, limit=hit.limit,
-                             reason=hit.text()) for hit in limits_of([*evaluated.conclusions.limits, *judgement.limits])],
+        limits=_limits_reached(subject, evaluated.conclusions.limits, [*facts.limits, *judgement.limits]),
         closed_at=closed_at,
     )
     if signing_key is not None:
@@ -149,6 +148,25 @@ def close(  # boilerplate: a keyword-only signature, one parameter a line, as ac
     progress("writing the closure", 1, 1)
     store.put([rules, *evaluated.exclusions, closure, cone_of(closure, policy, rules), verdict], at=closed_at)
     return Closed(closure, verdict, judgement)
+
+
+#: The most limits hit a closure lists; past that, the last entry counts the rest.
+LIMITS_RECORDED = 100
+
+
+def _limits_reached(subject: str, projected: Sequence[LimitHit], judged: Sequence[LimitHit]) -> list[LimitReached]:
+    """The limits hit that a closure records: the projection's about its subject (a rule bound to
+    it: ``gaf project`` says every one, for every subject) and every one hit judging it, at most
+    ``LIMITS_RECORDED``, so a closure stays under the record size limit however many there are."""
+    hits = limits_of([*(hit for hit in projected if any(value == subject for _, value in hit.bindings)), *judged])
+    shown = hits[: LIMITS_RECORDED - 1] if len(hits) > LIMITS_RECORDED else hits
+    listed = [LimitReached(rule=hit.rule, bindings=dict(hit.bindings), propositions=hit.propositions, limit=hit.limit,
+                           reason=hit.text()) for hit in shown]  # fmt: skip
+    if len(hits) > LIMITS_RECORDED:
+        rest = hits[LIMITS_RECORDED - 1 :]
+        listed.append(LimitReached(rule=f"{len(rest)} more", propositions=max(h.propositions for h in rest), limit=rest[0].limit,
+                                   reason=f"and {len(rest)} more limits hit: gaf project lists every one"))  # fmt: skip
+    return listed
 
 
 def _reprojected(evaluated: Evaluated, gaf: GAF) -> GAF:

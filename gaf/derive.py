@@ -171,7 +171,7 @@ class LimitHit:
     limit: int
 
     def text(self) -> str:
-        where = ", ".join(f"{k}={v}" for k, v in self.bindings)
+        where = ", ".join(f"{k}={v if len(v) <= 80 else v[:79] + '…'}" for k, v in self.bindings)  # a long text shortened
         return (f"{self.rule}{f' ({where})' if where else ''}: an aggregate's members rest on {self.propositions} linked unknown "
                 f"propositions, past the {self.limit} gaf completes; each was taken on its own, so its interval may be "
                 f"wider than the data allows")  # fmt: skip

@@ -194,14 +194,19 @@ def test_members_linked_only_within_small_groups_are_completed_exactly_however_m
 def test_a_group_of_members_past_the_completions_it_evaluates_is_taken_member_by_member_and_never_wrong(world, limit):
     """A group resting on more propositions than the limit is taken member by member: the interval
     holds every completion's value, and whether there is a value is never said wrongly."""
+    past: list[int] = []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(arith, "COMPLETED_AT_MOST", limit)
         exists, low, high = arith.aggregate(world.kind, list(world.known), [v for v, _ in world.possible], complete=True,
-                                            sign=None, conditions=[c for _, c in world.possible])  # fmt: skip
+                                            sign=None, conditions=[c for _, c in world.possible], past=past)  # fmt: skip
     always, least, most = world.outcomes()
     assert exists in (always, None), world
     if least is not None:
         assert low <= least and most <= high, world
+    # every group past the limit is said, with how many propositions it rests on; none other is
+    assert sorted(past) == sorted(len(g) for g in world.groups() if len(g) > limit), world
+    if not past:  # no group past the limit: exact
+        assert (exists, low, high) == (always, least, most), world
 
 
 class _EachGroup:

@@ -22,15 +22,18 @@ from typer.testing import CliRunner
 from gaf import arith
 from gaf.cli import app
 from gaf.closure import close, replay
-from gaf.derive import Entry, Truth
+from gaf.closure import LIMITS_RECORDED, _limits_reached
+from gaf.derive import Entry, LimitHit, Truth
 from gaf.errors import InvalidRecord
 from gaf.ledger import ingest
 from gaf.policies import publish, read_policy, read_rules
 from gaf.projection import closed_scopes, project
+from gaf.projection.facts import PolicyFacts
 from gaf.records import VerdictRules
 from gaf.verdict import judge
 from tests.conftest import NOW, RENT
 from tests.rentcase import AFTER_E, BEFORE_E, RENT_JULY, agent_id
+from tests.worlds import AT, GroupedWorld
 
 runner = CliRunner()
 
@@ -155,6 +158,7 @@ def test_an_aggregate_past_the_completions_it_evaluates_is_warned_at_project_and
     closed = runner.invoke(app, _close(json.loads(projected.stdout)["gaf"], target))
     assert closed.exit_code == 0, closed.output
     assert f"warning: limit hit: {said}" in closed.stderr
+    assert [hit.startswith(said) for hit in json.loads(closed.stdout)["limits"]] == [True]
     shown = runner.invoke(app, ["show", json.loads(closed.stdout)["closure"], "--store", target, "--json"])
     (limit,) = json.loads(shown.stdout)["limits"]
     assert limit["rule"] == "delivered_in_full@1" and limit["bindings"] == {"n": "40", "o": "order:po-1"}
@@ -206,3 +210,30 @@ def test_a_limit_a_verdict_condition_hits_is_named_by_its_verdict_rule(monkeypat
     assert (hit.propositions, hit.limit) == (2, 1)
     monkeypatch.setattr(arith, "COMPLETED_AT_MOST", 2)
     assert judge(VerdictRules.model_validate(data), facts, subject="order:1").limits == ()
+
+
+def test_a_closure_records_the_limits_hit_about_its_subject_and_judging_it_at_most_a_hundred():
+    """``gaf project`` says every limit hit, for every subject; a closure records those bound to its
+    subject and those hit judging it — at most ``LIMITS_RECORDED``, the last counting the rest, so
+    that a projection with many hits cannot push a closure past the record size limit."""
+    about = [LimitHit("total@1", (("o", f"order:{n}"),), 11, 10) for n in range(3)]
+    judged = [LimitHit("the condition of pay", (("subject", "order:1"),), 12, 10)]
+    kept = _limits_reached("order:1", about, judged)
+    assert [(k.rule, k.bindings) for k in kept] == [("the condition of pay", {"subject": "order:1"}), ("total@1", {"o": "order:1"})]
+    many = [LimitHit("total@1", (("o", "order:1"), ("x", f"{n:03}")), 11, 10) for n in range(150)]
+    kept = _limits_reached("order:1", many, [])
+    assert len(kept) == LIMITS_RECORDED and kept[-1].reason == "and 51 more limits hit: gaf project lists every one"
+    assert [k.bindings["x"] for k in kept[:-1]] == [f"{n:03}" for n in range(99)]
+
+
+def test_a_limit_hit_asking_whether_a_rule_might_hold_for_one_subject_is_said_with_the_evaluations(monkeypatch):
+    """Asked whether a derived atom about one subject might hold (``PolicyFacts._may_derive``, when
+    a pattern reads it), the rule's aggregate can hit the limit too: the fact base keeps the hit,
+    and the projection's conclusions say it with their own."""
+    monkeypatch.setattr(arith, "COMPLETED_AT_MOST", 0)
+    world = GroupedWorld((("order", "order:0", None, "TRUE"), ("line", "line:0", "order:0", "UNKNOWN"), ("amount", "line:0", 4, "TRUE")),
+                         frozenset({"order", "line", "amount"}), frozenset(), True)  # fmt: skip
+    policy = world.policy()
+    facts = PolicyFacts(policy, [Entry((p, s, o), Truth[t], f"e{n}") for n, (p, s, o, t) in enumerate(world.facts)], AT)
+    assert facts.closed("agg_sum", "order:0", None) is None  # it might hold: open, and asked by evaluating its body
+    assert {hit.rule for hit in facts.limits} == {"agg_sum@1"} and all(hit.propositions == 1 for hit in facts.limits)

@@ -1082,6 +1082,20 @@ class MemberWorld:
     known: tuple[int, ...]
     possible: tuple[tuple[int, frozenset[str]], ...]
 
+    def groups(self) -> list[set[str]]:
+        """The propositions of each group of members linked by propositions they share, directly or
+        through others: merged pairwise until no two groups share one."""
+        groups = [set(c) for _, c in self.possible]
+        merged = True
+        while merged:
+            merged = False
+            for i, j in itertools.combinations(range(len(groups)), 2):
+                if groups[i] & groups[j]:
+                    groups[i] |= groups.pop(j)
+                    merged = True
+                    break
+        return groups
+
     def outcomes(self) -> tuple[bool | None, Any, Any]:
         """Whether the aggregate has a value (None: in some completions), and the least and most
         it is, by plain enumeration of every completion (each proposition true or false)."""

@@ -127,8 +127,10 @@ def close_(
                                signing_key=signing_key(), progress=tick)  # fmt: skip
         settled = None if as_json else whatif.settling(s, closed.closure.id)  # the text shows it; an exception's reason quotes it
         exceptions = lifecycle.route_exceptions(s, closed, when, settled)
-    data = {"closure": closed.closure.id, "verdict": closed.verdict.to_json(), "policy_exceptions": [e.to_json() for e in exceptions]}
-    warn_limits([hit.reason for hit in closed.closure.limits])
+    limits = [hit.reason for hit in closed.closure.limits]
+    data = {"closure": closed.closure.id, "verdict": closed.verdict.to_json(),
+            "policy_exceptions": [e.to_json() for e in exceptions], "limits": limits}
+    warn_limits(limits)
 
     def text() -> None:
         settle = settled.lines() if settled is not None else None

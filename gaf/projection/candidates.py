@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from gaf.derive import Conclusions, Entry, Ground, Justification, Truth, evaluate_rules, is_pattern, show
+from gaf.derive import Conclusions, Entry, Ground, Justification, Truth, evaluate_rules, is_pattern, limits_of, show
 from gaf.errors import InvalidRecord
 from gaf.projection.cone import cone_claims, program_of
 from gaf.projection.facts import PolicyFacts, evaluated_entries, ground_of, proposition_of
@@ -172,6 +172,7 @@ def evaluate_over(policy: Projection, claims: Iterable[Claim], *, as_of: datetim
             props[p.id] = p
     facts = PolicyFacts(policy, evaluated_entries(evaluations, props), as_of)
     conclusions = evaluate_rules(program, facts)
+    conclusions.limits = limits_of([*conclusions.limits, *facts.limits])
     return _candidates(policy, as_of, claims, evaluations, exclusions, props, conclusions)
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from gaf.arith import Sign
-from gaf.derive import Entry, Ground, Truth, holds
+from gaf.derive import Entry, Ground, LimitHit, Truth, holds
 from gaf.projection.cone import program_of
 from gaf.projection.weighing import closed_scopes
 from gaf.projection.weighing import ground_of as ground_of  # weighed by it there, read by it here: one definition
@@ -52,6 +53,8 @@ class PolicyFacts:
         self.derived = set(self.program.heads)
         self._rules = sorted(self.program.rules, key=lambda r: r.ref)
         self._asking: set[Ground] = set()
+        #: limits hit asking whether a rule might hold (``_may_derive``): the evaluation's, said with its own
+        self.limits: list[LimitHit] = []
         self.declarations, self.ignored = closed_scopes(policy, as_of)
         # the declarations by predicate, in id order, so the first that covers a pattern is the one named
         self._declared: dict[str, list[CompletenessDeclaration]] = defaultdict(list)
@@ -130,7 +133,10 @@ class PolicyFacts:
                 if binding is None:
                     continue
                 for clauses in compiled.bodies:
-                    if holds(clauses, self, binding)[0] != Truth.FALSE:
+                    hits: list[LimitHit] = []
+                    truth = holds(clauses, self, binding, limits=hits)[0]
+                    self.limits += [replace(hit, rule=compiled.ref) for hit in hits]  # named by the rule asked about
+                    if truth != Truth.FALSE:
                         return True
             return False
         finally:
