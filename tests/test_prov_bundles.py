@@ -21,9 +21,18 @@ from prov_export import PROV, Mapper, bundles, export, lineage
 from prov_export.mapping import GAF as GAF_NS
 from tests.impact_truth import embedded, materialise
 from tests.test_prov_constraints import WITH_A_FACT
-from tests.worlds import AT, REVIEWER_AGENT, LedgerWorld, ledger_world
+from tests.worlds import AT, REVIEWER_AGENT, LedgerWorld, build_ledger, ledger_world
 
 LATER = AT + timedelta(days=1)
+#: Found by the random profile: d1 reads p1(case:1), which no claim states, in an open scope, so the
+#: GAF leaves it unresolved — with no evaluation, since there was nothing to weigh (the check had
+#: asked for one).
+UNSTATED_AND_OPEN = build_ledger(
+    trust=[(["p0"], False), (["p0", "p1", "p2", "p3"], False)], untrusted=1, closed=[],
+    derived=[["p0(?R)"], ["p0(?R)", "p1(?R)"]],
+    verdict=[{"role": "warrant", "condition": ["p0(?subject)"], "qualifier": 0.5}], defeats=[],
+    claims=[(0, [("case:1", "p0", "affirmed", False)])], subjects=["case:1", "case:2"],
+)  # fmt: skip
 #: kinds of record made after a closure: never in its bundle
 AFTER = {"verdict", "action", "status", "reopen", "closure"}
 
@@ -57,9 +66,12 @@ def check_bundle(store: GafStore, closure_id: str, ds: Dataset) -> None:
                for i in [str(next(ds.graph(Mapper().iri(closure_id)).objects(s, GAF_NS.contentHash)))]}  # fmt: skip
     assert set(records) == ids
     evaluations = [r for r in records.values() if r.KIND == "evaluation"]
-    derived = set(store.get(closure.projection).conclusions)  # a conclusion left unknown has no evaluation: no rule proved it
+    # A conclusion left unknown has no evaluation: no rule proved it. Nor has a proposition no claim
+    # stated, left unknown because a rule read it in an open scope: nothing was there to weigh.
+    derived = set(store.get(closure.projection).conclusions)
+    claimed = {st.proposition().id for c in store.find("claim") for st in c.statements}
     stated = [(p, "rejected") for p in gaf.rejected] + [(p, "unknown") for p in gaf.unresolved]
-    for p, outcome in [(p, o) for p, o in stated if records[p].predicate not in derived]:
+    for p, outcome in [(p, o) for p, o in stated if records[p].predicate not in derived and p in claimed]:
         assert any(e.proposition == p and e.outcome.value == outcome for e in evaluations), (p, outcome)
     for fact in (records[f] for f in gaf.facts):
         assert fact.justification in ids
@@ -73,6 +85,7 @@ def check_bundle(store: GafStore, closure_id: str, ds: Dataset) -> None:
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(world=ledger_world())
 @example(world=WITH_A_FACT)
+@example(world=UNSTATED_AND_OPEN)
 def test_a_closures_bundle_holds_what_it_rests_on_and_never_changes_once_made(world: LedgerWorld, tmp_path):
     with embedded(tmp_path)("bundles") as store:
         made = materialise(store, world)
