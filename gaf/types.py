@@ -75,7 +75,10 @@ def to_instant(value: object) -> datetime:
 
 
 def format_instant(value: datetime) -> str:
-    """The one spelling of a time: ``2026-07-05T00:00:00.000Z``."""
+    """The one spelling of a time: ``2026-07-05T00:00:00.000Z``, the instant in UTC whatever zone
+    it is given in (as ``to_instant`` reads it: 21:00 at UTC-3 is midnight)."""
+    if value.tzinfo is not timezone.utc and value.tzinfo is not None:
+        value = to_instant(value)
     if value.year < 1000:  # strftime writes such a year as it is (no zeros before it): kept as ever written
         return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
     return (f"{value.year}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:{value.minute:02d}:{value.second:02d}."

@@ -20,6 +20,7 @@ import tempfile
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pyoxigraph as ox
 import pytest
@@ -123,6 +124,16 @@ def test_the_mappings_time_is_rdflibs_datetime_literal_of_the_instant_written_as
     assert (str(ours), ours, hash(ours), ours.value, ours.datatype, ours.language, ours.ill_typed, ours.n3()) == (
         str(theirs), theirs, hash(theirs), theirs.value, theirs.datatype, theirs.language, theirs.ill_typed, theirs.n3())  # fmt: skip
     assert term(ours) == term(theirs)
+
+def test_one_instant_given_in_two_zones_is_one_time_in_utc():
+    """Found by the random profile: ``format_instant`` wrote a time given in another zone as its
+    wall-clock reading with a Z (21:00 at UTC-3 as 21:00 UTC), and the mapping's time literals,
+    kept by instant, then gave that text for the same instant given in UTC."""
+    west = datetime(1999, 12, 31, 21, 0, 1, tzinfo=ZoneInfo("Etc/GMT+3"))
+    utc = datetime(2000, 1, 1, 0, 0, 1, tzinfo=ZoneInfo("UTC"))
+    assert format_instant(west) == format_instant(utc) == "2000-01-01T00:00:01.000Z"
+    assert str(_time(west)) == str(_time(utc)) == "2000-01-01T00:00:01+00:00"
+
 
 TEXTS = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)  # any character UTF-8 can carry: no lone surrogates
 
