@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar
 
 from gaf.arith import Bound, Number
 from gaf.closure import gaf_facts
-from gaf.derive import Truth, solutions
+from gaf.derive import LimitHit, Truth, limits_of, solutions
 from gaf.errors import ActionRefused, InvalidRecord, UnknownReference
 from gaf.records import (
     GAF,
@@ -324,11 +324,14 @@ def _due(store: GafStore, fields: dict[str, Any], at: datetime) -> Due | None:
     facts, _ = gaf_facts(store, gaf, projection, closure.as_of)
     subject = fields["subject"]
     clauses = [*rule.when, Let(let="?amount_due", be=rule.value)]
-    found = solutions(clauses, facts, {"?subject": subject})
+    hits: list[LimitHit] = []
+    found = solutions(clauses, facts, {"?subject": subject}, limits=hits)
     settled = {b["?amount_due"] for truth, b, _ in found if truth == Truth.TRUE and not isinstance(b["?amount_due"], Bound)}
     if len(settled) != 1:
         why = ("the facts give several: " + ", ".join(sorted(str(v) for v in settled)) if settled
                else "the facts do not settle it")  # fmt: skip
+        # what left it unsettled, where a limit did
+        why += "".join(f"; limit hit: {hit.text()}" for hit in limits_of([*hits, *facts.limits]))
         raise ActionRefused(
             f"policy {policy.ref} computes {kind} from the verdict's facts, and {why}",
             hint="act on a verdict whose closure holds the facts the amount is computed from",

@@ -1252,10 +1252,14 @@ def holds_grounds(
     return truth, used, unknown if truth != Truth.TRUE else set()
 
 
-def solutions(clauses: Sequence[Clause], facts: FactBase, binding: dict[str, Any]) -> list[tuple[Truth, dict[str, Any], list[str]]]:
+def solutions(clauses: Sequence[Clause], facts: FactBase, binding: dict[str, Any],
+              limits: list[LimitHit] | None = None) -> list[tuple[Truth, dict[str, Any], list[str]]]:  # fmt: skip
     """Every way a condition holds or might on a fact base: its truth, its bindings and the
-    evidence ids of the facts it used — what a computed value (an action's amount) is read from."""
-    _, branches = _condition(clauses, facts, binding, {}, strict=True)
+    evidence ids of the facts it used — what a computed value (an action's amount) is read from.
+    ``limits``, where given, gains the limits its evaluation hit (``LimitHit``)."""
+    state, branches = _condition(clauses, facts, binding, {}, strict=True)
+    if limits is not None:
+        limits += state.limits
     return [(b.truth, b.binding, sorted({p.evidence for p in b.premises if p.evidence})) for b in branches]
 
 

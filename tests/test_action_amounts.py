@@ -16,6 +16,7 @@ from decimal import Decimal
 
 import pytest
 
+from gaf import arith
 from gaf.actions import ActionRefused, act, compensate, latest_status
 from gaf.ledger import ingest
 from gaf.store.base import GafStore
@@ -123,3 +124,49 @@ def test_a_cumulative_limit_holds_when_two_processes_pay_at_once(store, tmp_path
     with GafStore.open(target) as reopened:
         paid = [a for a in reopened.find("action") if latest_status(reopened, a.id).status == "executed"]
         assert [a.amount for a in paid] == [60]
+
+
+#: A third delivery the receiving log both records and denies: whether its 5 units count is
+#: unknown, so the order has 40 or 45 units (delivered in full either way).
+D3_CONTESTED = """
+- kind: claim
+  source: receiving-log
+  observer: buyer
+  observed_at: 2026-07-08T11:00:00Z
+  transformation: api_export
+  statements:
+    - {subject: "delivery:d3", predicate: delivered, object: "order:po-1"}
+    - {subject: "delivery:d3", predicate: quantity, value: 5}
+- kind: claim
+  source: receiving-log
+  observer: buyer
+  observed_at: 2026-07-08T12:00:00Z
+  transformation: api_export
+  statements:
+    - {subject: "delivery:d3", predicate: delivered, object: "order:po-1", polarity: denied}
+"""
+
+
+def test_an_amount_a_limit_left_unsettled_is_refused_naming_the_limit(store, tmp_path, monkeypatch):
+    """An amount computed from a sum over deliveries, one of them of unknown standing, with the
+    limit on completions set to 0: the sum is only known within bounds, so the amount is not
+    settled, and the refusal says which limit left it so."""
+    monkeypatch.setattr(arith, "COMPLETED_AT_MOST", 0)
+    contested = tmp_path / "d3.yaml"
+    contested.write_text(D3_CONTESTED, encoding="utf-8")
+    ingest(store, ORDER_CASE / "claims.yaml", recorded_at=NOW)  # its sources first (_order_closed ingests it again: a no-op)
+    ingest(store, contested, recorded_at=NOW)
+    _, closed = _order_closed(store)
+    assert closed.verdict.label == "pay"
+    authority = tmp_path / "authority.yaml"
+    summed = '''value: "?got * ?price"
+      when: ["unit_price(?subject, ?price)", "?got = sum ?q over delivered(?d, ?subject), quantity(?d, ?q)"]'''
+    ordered = '''value: "?n * ?price"
+      when: ["ordered(?subject, ?n)", "unit_price(?subject, ?price)"]'''
+    authority.write_text((ORDER_CASE / "authority.yaml").read_text().replace(ordered, summed), encoding="utf-8")
+    ingest(store, authority, recorded_at=NOW)
+    (agent,), (grant,), (policy,) = store.find("agent", key="accounts-payable"), store.find("grant"), store.find("action_policy")
+    ids = {"agent": agent.id, "grant": grant.id, "policy": policy.id}
+    said = r"the facts do not settle it; limit hit: .*1 linked unknown propositions, past the 0"
+    with pytest.raises(ActionRefused, match=said):
+        _pay(store, ids, closed.verdict.id, "pay-1")
