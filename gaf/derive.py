@@ -238,15 +238,7 @@ def _cyclic_gc_paused() -> Iterator[None]:
     try:
         yield
     finally:
-        if paused and gc.get_freeze_count() == 0:
-            # What evaluation allocated and keeps would be walked by the collector's young
-            # generations on its next passes (a tenth of a large sum's time): handed straight to
-            # the oldest, which a full pass walks as it would have. Not where a program froze
-            # objects of its own (``gc.freeze``): unfreezing would hand those back too.
-            gc.freeze()
-            gc.enable()
-            gc.unfreeze()
-        elif paused:
+        if paused:
             gc.enable()
 
 
