@@ -21,7 +21,7 @@ from gaf.actions import ActionRefused, act, compensate, latest_status
 from gaf.ledger import ingest
 from gaf.store.base import GafStore
 from tests.conftest import NOW, ROOT
-from tests.test_aggregates import ORDER_CASE, _order_closed
+from tests.test_aggregates import ORDER_CASE, _order_closed, receiving_log
 
 DUE = 100  # 40 units ordered at 2.50 each
 
@@ -128,23 +128,9 @@ def test_a_cumulative_limit_holds_when_two_processes_pay_at_once(store, tmp_path
 
 #: A third delivery the receiving log both records and denies: whether its 5 units count is
 #: unknown, so the order has 40 or 45 units (delivered in full either way).
-D3_CONTESTED = """
-- kind: claim
-  source: receiving-log
-  observer: buyer
-  observed_at: 2026-07-08T11:00:00Z
-  transformation: api_export
-  statements:
-    - {subject: "delivery:d3", predicate: delivered, object: "order:po-1"}
-    - {subject: "delivery:d3", predicate: quantity, value: 5}
-- kind: claim
-  source: receiving-log
-  observer: buyer
-  observed_at: 2026-07-08T12:00:00Z
-  transformation: api_export
-  statements:
-    - {subject: "delivery:d3", predicate: delivered, object: "order:po-1", polarity: denied}
-"""
+D3_CONTESTED = receiving_log('{subject: "delivery:d3", predicate: delivered, object: "order:po-1"}',
+                             '{subject: "delivery:d3", predicate: quantity, value: 5}') + receiving_log(
+    '{subject: "delivery:d3", predicate: delivered, object: "order:po-1", polarity: denied}', at="2026-07-08T12:00:00Z")
 
 
 def test_an_amount_a_limit_left_unsettled_is_refused_naming_the_limit(store, tmp_path, monkeypatch):

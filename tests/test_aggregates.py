@@ -248,6 +248,13 @@ def test_an_aggregate_joined_once_for_every_group_concludes_what_evaluating_it_g
 ORDER_CASE = Path(__file__).resolve().parent.parent / "examples" / "order"
 
 
+def receiving_log(*statements: str, at: str = "2026-07-08T11:00:00Z") -> str:
+    """One claim of the order case's receiving log, as YAML, stating these (flow mappings)."""
+    said = "".join(f"    - {st}\n" for st in statements)
+    return (f"- kind: claim\n  source: receiving-log\n  observer: buyer\n  observed_at: {at}\n"
+            f"  transformation: api_export\n  statements:\n{said}")  # fmt: skip
+
+
 def _order_closed(store, tmp_path: Path | None = None, *, second: int = 25, closed: bool | str = True):
     """The order case closed on a store: the second delivery's quantity as given, and the
     receiving log's completeness declarations kept (closed), dropped (an open scope), or

@@ -33,6 +33,7 @@ from gaf.records import VerdictRules
 from gaf.verdict import judge
 from tests.conftest import NOW, RENT
 from tests.rentcase import AFTER_E, BEFORE_E, RENT_JULY, agent_id
+from tests.test_aggregates import ORDER_CASE, receiving_log
 from tests.worlds import AT, GroupedWorld
 
 runner = CliRunner()
@@ -109,19 +110,11 @@ def test_closing_a_gaf_at_another_as_of_than_it_was_projected_at_is_refused(stor
 
 # ---------------------------------------------------------------------- a limit an aggregate hits
 
-ORDER = Path(__file__).resolve().parent.parent / "examples" / "order"
+ORDER = ORDER_CASE
 
 #: The receiving log says both that delivery d2 reached the order and that it did not: whether d2
 #: (and its 25 units) counts is unknown, so the sum rests on one unknown proposition.
-CONTESTED_D2 = """
-- kind: claim
-  source: receiving-log
-  observer: buyer
-  observed_at: 2026-07-08T11:00:00Z
-  transformation: api_export
-  statements:
-    - {subject: "delivery:d2", predicate: delivered, object: "order:po-1", polarity: denied}
-"""
+CONTESTED_D2 = receiving_log('{subject: "delivery:d2", predicate: delivered, object: "order:po-1", polarity: denied}')
 
 
 def _close(gaf: str, target: str) -> list[str]:
