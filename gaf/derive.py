@@ -945,19 +945,25 @@ def _sound(conditions: list[frozenset[Ground]] | None) -> list[frozenset[Ground]
 
 @dataclass(slots=True)
 class _Join:
-    """An aggregate's clauses joined once, with nothing bound around them: the rows of each
-    group (by the values of the variables bound around the aggregate, ``_group_key``), each
-    row its values in ``slots`` order, its premises and its truth, in the order the fact base
-    lists them; what tells a group's members apart (``local``, the values of the other
-    variables); how many clauses each group read; and the declaration closing each clause."""
+    """An aggregate's clauses as a join for each group it is asked about (by the values of
+    the variables bound around it, ``_group_key``): its atoms, the variables bound around it
+    (``outer``), the declaration closing each atom, where the fact base's entries are looked
+    up, and each group's members once asked for."""
 
-    local: Callable[[tuple[Any, ...]], Any]
-    slots: tuple[str, ...]
+    outer: tuple[str, ...]
     declarations: tuple[str, ...]
-    rows: dict[Any, list[_Row]]
-    read: dict[Any, int]
-    #: the groups with a row that might not hold
-    unsure: set[Any]
+    #: each atom's step, from a row holding the group's values
+    steps: tuple[_Step, ...]
+    #: the variables a row's values hold, in order: ``outer``, then those each atom binds
+    slots: tuple[str, ...]
+    #: what picks a member's key (the values of the variables not bound around) out of a row's values
+    local: Callable[[tuple[Any, ...]], Any]
+    #: the slot of the variable aggregated (None: a count; -1: an expression)
+    of: int | None
+    #: whether a group's rows are its distinct members: every argument of the atoms is a constant or
+    #: a variable, and no two facts of an atom's predicate share a ground (``unique_grounds``), so
+    #: two rows, choosing different facts, bind some variable not bound around differently
+    distinct: bool
     #: each group's members once asked for (values are computed when a branch first needs them)
     found: dict[Any, _Found] = field(default_factory=dict)
 
@@ -967,15 +973,16 @@ def _joined(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) -> 
     fact base that one declaration closes everywhere (``closed_everywhere``), its first atom
     binds every variable bound around it, and what it aggregates reads only its own
     variables. Then no atom can be unknown for want of data or stop a body, and what the
-    atoms read is the same for every branch: the clauses are joined once, set at a time,
-    with nothing bound, and each branch reads its group — an aggregate met once per subject
-    costs one pass over its facts, not one evaluation per subject (``python -m bench
-    aggregates``). None for any other aggregate, or where evaluation keeps no joins.
+    atoms read depends on the group alone: the atoms are joined set at a time for the group,
+    starting from its entries of the first atom (an index lookup), and each group is joined
+    once however many branches read it — an aggregate met once per subject costs a pass over
+    that subject's facts, not over all of them (``python -m bench aggregates``). None for any
+    other aggregate, or where evaluation keeps no joins.
 
-    The same members in the same order, with the same premises: a group's rows are the
-    join's rows whose outer values equal the branch's, in the order a lookup by those values
-    lists them; a member is the first row of its binding with that binding's best truth;
-    a clause's declaration is relied on when the group read that clause."""
+    The same members in the same order, with the same premises: a group's rows are those of
+    a nested loop over the atoms (each atom's facts in the fact base's order) whose outer
+    values equal the branch's; a member is the first row of its binding with that binding's
+    best truth; a clause's declaration is relied on when the group read that clause."""
     if state.joins is None:
         return None
     outer = tuple(v for v in clause.binds if v in branch.binding)
@@ -993,8 +1000,21 @@ def _joined(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) -> 
 
 
 def _group(join: _Join, group: Any, clause: _Aggregate, body: _Body) -> _Found:
-    """One group of a join as ``_members`` finds it: its distinct members, their values."""
-    rows = join.rows.get(group, [])
+    """One group's members as ``_members`` finds them: its rows joined breadth first, one atom
+    at a time, from a row holding the group's values, then its distinct members, their values."""
+    slots = join.slots
+    rows: list[_Row] = [((group,) if len(join.outer) == 1 else group, (), Truth.TRUE)]
+    steps = join.steps
+    read = 1  # a group with a row before an atom reads that atom's clause (the first always)
+    for i, step in enumerate(steps[:-1]):
+        rows = _extend(rows, step)
+        if rows:
+            read = i + 2
+    relied_on = list(join.declarations[:read])
+    held = _held(rows, steps[-1], join)
+    if held is not None:
+        return _Found(held[0], held[1], [], [], (), relied_on, (), [])
+    rows = _extend(rows, steps[-1])
     local = join.local
     keys = list(map(local, map(_VALUES, rows)))
     # a member found in more than one row holds when any of them does: no conditions then
@@ -1008,10 +1028,9 @@ def _group(join: _Join, group: Any, clause: _Aggregate, body: _Body) -> _Found:
             if was is None or row[2] > was[2]:
                 best[member] = row
         members = list(best.values())
-    slots = join.slots
-    of = None if clause.of is None else (slots.index(clause.of) if clause.of_kind == _VAR else -1)
-    relied_on = list(join.declarations[: join.read.get(group, 1)])
-    if group not in join.unsure:  # every row holds: the members' values and premises, read straight off
+    of = join.of
+    true = Truth.TRUE
+    if all(row[2] is true for row in members):  # every row holds: the members' values and premises, read straight off
         if of is None:
             values: list[Any] = [None] * len(members)
         elif of >= 0:
@@ -1041,9 +1060,7 @@ def _group(join: _Join, group: Any, clause: _Aggregate, body: _Body) -> _Found:
 
 
 def _join(state: _State, clause: _Aggregate, outer: tuple[str, ...]) -> _Join | None:
-    """The join of an aggregate's atoms for every value of ``outer``, if ``_joined`` may use it:
-    breadth first, one clause at a time over every row so far, so the rows keep the order of
-    a nested loop (each clause's facts in the fact base's order)."""
+    """The join of an aggregate's atoms, if ``_joined`` may use it."""
     everywhere = getattr(state.facts, "closed_everywhere", None)
     lookup = getattr(state.facts, "lookup", None)
     patterns = [c for c in clause.clauses if type(c) is _Pattern and c.predicate not in state.idb]
@@ -1059,34 +1076,54 @@ def _join(state: _State, clause: _Aggregate, outer: tuple[str, ...]) -> _Join | 
     declarations = tuple(everywhere(c.predicate) for c in patterns)
     if None in declarations:
         return None
-    slots: list[str] = []
-    rows: list[_Row] = [((), (), Truth.TRUE)]
-    read: dict[Any, int] = {}
-    for i, a in enumerate(patterns):
-        if i >= 1:  # every group with a row here reads this clause
-            read.update(dict.fromkeys(_groups_of(rows, slots, outer), i + 1))
-        rows = _extend(rows, a, slots, lookup)
-    keys = list(_groups_of(rows, slots, outer))
-    grouped: defaultdict[Any, list[_Row]] = defaultdict(list)
-    for key, row in zip(keys, rows):
-        grouped[key].append(row)
+    slots = list(outer)
+    steps = tuple(_step(a, slots, lookup) for a in patterns)
+    of = None if clause.of is None else (slots.index(clause.of) if clause.of_kind == _VAR else -1)
+    unique = getattr(state.facts, "unique_grounds", None)
+    distinct = unique is not None and all(
+        a.subject_kind in (_VAR, _CONSTANT) and a.object_kind in (_VAR, _CONSTANT) and unique(a.predicate) for a in patterns
+    )
+    local = _picker(tuple(i for i, v in enumerate(slots) if v not in outer))
+    return _Join(outer, declarations, steps, tuple(slots), local, of, distinct)
+
+
+def _held(rows: list[_Row], step: _Step, join: _Join) -> tuple[list[Any], list[Entry]] | None:
+    """The values and premises (``_group``'s, one member's after another's) of the rows' extension
+    by the last atom, when every row and every fact it adds holds, the atom is a lookup with
+    nothing to check, and the members are told apart (by their keys, or by ``join.distinct``):
+    the usual case, without making the rows. None otherwise: ``_extend`` then makes them."""
+    of = join.of
+    if not step.by or not step.from_row or step.checks or step.again or of == -1:
+        return None
     true = Truth.TRUE
-    unsure = {key for key, row in zip(keys, rows) if row[2] is not true} if any(row[2] is not true for row in rows) else set()
-    return _Join(_picker(tuple(i for i, v in enumerate(slots) if v not in outer)), tuple(slots), declarations, grouped, read,
-                 unsure)  # fmt: skip
+    index, key, first, stop, local = step.index, step.key, step.first, step.stop, join.local
+    width = len(join.slots) - (stop - first)  # how many values a row holds before this atom
+    values: list[Any] = []
+    premises: list[Entry] = []
+    keys: list[Any] | None = None if join.distinct else []
+    for row_values, used, truth in rows:
+        value = row_values[key]
+        if truth is not true or value is None:
+            return None
+        for e in index.get(value, ()):
+            if e[1] is not true:
+                return None
+            if of is not None:
+                values.append(row_values[of] if of < width else e[0][first + of - width])
+            if keys is not None:
+                keys.append(local(row_values + e[0][first:stop]))
+            premises += used
+            premises.append(e)
+    if keys is not None and len(set(keys)) != len(keys):
+        return None
+    # a member's premises are one fact of each atom
+    return values if of is not None else [None] * (len(premises) // len(join.steps)), premises
 
 
 def _group_key(binding: dict[str, Any], outer: tuple[str, ...]) -> Any:
     """The group a branch reads: the value of the one variable bound around the aggregate,
-    or the tuple of them (``_groups_of`` names a row's group the same way)."""
+    or the tuple of them (``_group`` starts a group's rows from these values)."""
     return binding[outer[0]] if len(outer) == 1 else tuple(binding[v] for v in outer)
-
-
-def _groups_of(rows: list[_Row], slots: list[str], outer: tuple[str, ...]) -> Iterator[Any]:
-    """The group of each row, in the form ``_group_key`` gives a branch's."""
-    if not outer:
-        return iter([()] * len(rows))
-    return map(itemgetter(*(slots.index(v) for v in outer)), [values for values, _, _ in rows])
 
 
 #: A row of a join: the values of its variables in slot order, the facts it used, its truth.
@@ -1102,9 +1139,29 @@ def _picker(at: tuple[int, ...]) -> Callable[[tuple[Any, ...]], Any]:
     return itemgetter(*at)
 
 
-def _extend(rows: list[_Row], a: _Pattern, slots: list[str], lookup: Callable[[str, int], Any]) -> list[_Row]:
-    """Every row extended by each usable fact of one atom that agrees with it, as ``match``
-    and ``_unify`` would find them; ``slots`` gains the variables the atom binds."""
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """How one atom of a join extends a row, decided once for the join: which argument it is
+    looked up by (``by``: 1 subject, 2 object, 0 none: a scan) and from where (``key``: a slot
+    of the row when ``from_row``, else a constant), the other arguments known before the row
+    (checked), the new variable met twice (checked against the first), and the slice of a
+    ground the row gains (``first``:``stop``)."""
+
+    index: Any
+    every: list[Entry]
+    by: int
+    from_row: bool
+    key: Any
+    known: tuple[tuple[int, bool, Any], ...]
+    checks: tuple[tuple[int, bool, Any], ...]
+    again: tuple[tuple[int, int], ...]
+    first: int
+    stop: int
+
+
+def _step(a: _Pattern, slots: list[str], lookup: Callable[[str, int], Any]) -> _Step:
+    """One atom's step of a join after the atoms that bound ``slots``, as ``match`` and
+    ``_unify`` would read it; ``slots`` gains the variables the atom binds."""
     # Each argument is read one of four ways: a value known before the row (a constant or a
     # variable an earlier atom bound: looked up, or checked), a variable bound here (written),
     # the same new variable again (checked against the first), or not at all.
@@ -1124,22 +1181,27 @@ def _extend(rows: list[_Row], a: _Pattern, slots: list[str], lookup: Callable[[s
             written.append(position)
     slots += new
     by, from_row, key = known[0] if known else (0, False, 0)  # look up by the first known argument (0: none, scan)
-    index = lookup(a.predicate, by)
-    every = lookup(a.predicate, 0)
-    checks = known[1:]
-    out: list[_Row] = []
-    append = out.append
-    false = Truth.FALSE
     # what a fact adds to a row's values: its subject, its object, both or neither (a ground is
     # (predicate, subject, object), and the written positions are in order)
     first, stop = (written[0], written[-1] + 1) if written else (0, 0)
+    return _Step(lookup(a.predicate, by), lookup(a.predicate, 0), by, from_row, key, tuple(known), tuple(known[1:]),
+                 tuple(again), first, stop)  # fmt: skip
+
+
+def _extend(rows: list[_Row], step: _Step) -> list[_Row]:
+    """Every row extended by each usable fact of one atom that agrees with it (``_step``)."""
+    by, from_row, key, index, every, again = step.by, step.from_row, step.key, step.index, step.every, step.again
+    first, stop = step.first, step.stop
+    out: list[_Row] = []
+    append = out.append
+    false = Truth.FALSE
     for values, premises, truth in rows:
         if by:
             value = values[key] if from_row else key
             facts = every if value is None else index.get(value, ())  # a None value binds nothing: match scans
-            checks_here = known if value is None else checks
+            checks_here = step.known if value is None else step.checks
         else:
-            facts, checks_here = every, checks
+            facts, checks_here = every, step.checks
         if not checks_here and not again:  # nothing to check: every fact that is not false extends the row
             for e in facts:
                 g, t, _, _ = e

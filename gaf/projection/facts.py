@@ -42,6 +42,7 @@ class PolicyFacts:
         # pattern with a bound argument is a lookup, not a scan, and a predicate never read so is not indexed
         self._by_subject: dict[str, dict[Any, list[Entry]]] = {}
         self._by_object: dict[str, dict[Any, list[Entry]]] = {}
+        self._unique: dict[str, bool] = {}
         self.functional = frozenset(policy.functional)
         #: for each functional predicate and subject, the values accepted, with their evidence
         self.values: dict[tuple[str, Any], dict[Any, str | None]] = defaultdict(dict)
@@ -120,6 +121,21 @@ class PolicyFacts:
         if position == 0:
             return self.by_pred.get(predicate, [])
         return _indexed(self._by_subject if position == 1 else self._by_object, self.by_pred, predicate, position)
+
+    def unique_grounds(self, predicate: str) -> bool:
+        """Whether no two of a predicate's entries share a ground: then the rows of a join,
+        each a different choice of entries, bind its variables differently. Asked once, of an
+        index a join built (by object if only that one was, else by subject): two entries
+        under one key share a ground when they share the other argument."""
+        unique = self._unique.get(predicate)
+        if unique is None:
+            position = 2 if predicate in self._by_object and predicate not in self._by_subject else 1
+            other = 3 - position
+            unique = self._unique[predicate] = all(
+                len(bucket) == 1 or len({e[0][other] for e in bucket}) == len(bucket)
+                for bucket in self.lookup(predicate, position).values()
+            )
+        return unique
 
     def _may_derive(self, predicate: str, subject: Any, obj: Any) -> bool:
         """Whether some body of a rule for predicate(subject, obj) is not false, top-down."""
