@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import gc
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
@@ -109,6 +109,41 @@ class FactBase(Protocol):
     def closed(self, predicate: str, subject: Any, obj: Any) -> str | None:
         """The id of a completeness declaration that closes this pattern, if any."""
         ...
+
+
+class EntryIndex:
+    """A predicate's entries by one argument, each key's in the fact base's order: a key with
+    one entry (most keys of most predicates) maps to it in ``one``, a key with more to their
+    list in ``many`` (its first also in ``one``). Not a list for every key: a list is an object
+    the cycle collector walks, and a fact base of 100,000 facts would make as many.
+
+    A fact base whose aggregates are read as joins (``_joined``) gives these out: besides
+    ``FactBase``, it has ``closed_everywhere(predicate)``, ``lookup(predicate, position)`` (an
+    ``EntryIndex`` by subject, 1, or object, 2; every entry, 0) and ``unique_grounds(predicate)``."""
+
+    __slots__ = ("one", "many")
+
+    def __init__(self, entries: Iterable[Entry], position: int):
+        self.one: dict[Any, Entry] = {}
+        self.many: dict[Any, list[Entry]] = {}
+        one, many = self.one, self.many
+        for e in entries:
+            key = e[0][position]
+            first = one.setdefault(key, e)
+            if first is not e:
+                bucket = many.get(key)
+                if bucket is None:
+                    many[key] = [first, e]
+                else:
+                    bucket.append(e)
+
+    def get(self, key: Any, default: Sequence[Entry] = ()) -> Sequence[Entry]:
+        """The entries under ``key``, in order (``default`` if none)."""
+        bucket = self.many.get(key)
+        if bucket is not None:
+            return bucket
+        e = self.one.get(key)
+        return default if e is None else (e,)
 
 
 def declared_sign(facts: FactBase, predicate: str) -> Sign | None:
@@ -1093,10 +1128,12 @@ def _held(rows: list[_Row], step: _Step, join: _Join) -> tuple[list[Any], list[E
     nothing to check, and the members are told apart (by their keys, or by ``join.distinct``):
     the usual case, without making the rows. None otherwise: ``_extend`` then makes them."""
     of = join.of
-    if not step.by or not step.from_row or step.checks or step.again or of == -1:
+    index = step.index
+    if index is None or not step.from_row or step.checks or step.again or of == -1:
         return None
     true = Truth.TRUE
-    index, key, first, stop, local = step.index, step.key, step.first, step.stop, join.local
+    one, many = index.one, index.many
+    key, first, stop, local = step.key, step.first, step.stop, join.local
     width = len(join.slots) - (stop - first)  # how many values a row holds before this atom
     values: list[Any] = []
     premises: list[Entry] = []
@@ -1105,7 +1142,13 @@ def _held(rows: list[_Row], step: _Step, join: _Join) -> tuple[list[Any], list[E
         value = row_values[key]
         if truth is not true or value is None:
             return None
-        for e in index.get(value, ()):
+        bucket: Sequence[Entry] | None = many.get(value) if many else None
+        if bucket is None:  # the usual case: one entry, or none
+            only = one.get(value)
+            if only is None:
+                continue
+            bucket = (only,)
+        for e in bucket:
             if e[1] is not true:
                 return None
             if of is not None:
@@ -1141,15 +1184,15 @@ def _picker(at: tuple[int, ...]) -> Callable[[tuple[Any, ...]], Any]:
 
 @dataclass(frozen=True, slots=True)
 class _Step:
-    """How one atom of a join extends a row, decided once for the join: which argument it is
-    looked up by (``by``: 1 subject, 2 object, 0 none: a scan) and from where (``key``: a slot
-    of the row when ``from_row``, else a constant), the other arguments known before the row
-    (checked), the new variable met twice (checked against the first), and the slice of a
-    ground the row gains (``first``:``stop``)."""
+    """How one atom of a join extends a row, decided once for the join: the index of the
+    argument it is looked up by (the first known before the row; None: none is, a scan of
+    ``every`` entry) and where that argument's value is (``key``: a slot of the row when
+    ``from_row``, else a constant), the other arguments known before the row (checked), the
+    new variable met twice (checked against the first), and the slice of a ground the row
+    gains (``first``:``stop``)."""
 
-    index: Any
+    index: EntryIndex | None
     every: list[Entry]
-    by: int
     from_row: bool
     key: Any
     known: tuple[tuple[int, bool, Any], ...]
@@ -1184,21 +1227,21 @@ def _step(a: _Pattern, slots: list[str], lookup: Callable[[str, int], Any]) -> _
     # what a fact adds to a row's values: its subject, its object, both or neither (a ground is
     # (predicate, subject, object), and the written positions are in order)
     first, stop = (written[0], written[-1] + 1) if written else (0, 0)
-    return _Step(lookup(a.predicate, by), lookup(a.predicate, 0), by, from_row, key, tuple(known), tuple(known[1:]),
+    return _Step(lookup(a.predicate, by) if by else None, lookup(a.predicate, 0), from_row, key, tuple(known), tuple(known[1:]),
                  tuple(again), first, stop)  # fmt: skip
 
 
 def _extend(rows: list[_Row], step: _Step) -> list[_Row]:
     """Every row extended by each usable fact of one atom that agrees with it (``_step``)."""
-    by, from_row, key, index, every, again = step.by, step.from_row, step.key, step.index, step.every, step.again
+    from_row, key, index, every, again = step.from_row, step.key, step.index, step.every, step.again
     first, stop = step.first, step.stop
     out: list[_Row] = []
     append = out.append
     false = Truth.FALSE
     for values, premises, truth in rows:
-        if by:
+        if index is not None:
             value = values[key] if from_row else key
-            facts = every if value is None else index.get(value, ())  # a None value binds nothing: match scans
+            facts = every if value is None else index.get(value)  # a None value binds nothing: match scans
             checks_here = step.known if value is None else step.checks
         else:
             facts, checks_here = every, step.checks

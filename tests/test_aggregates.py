@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from gaf import arith
 from gaf.closure import close
-from gaf.derive import Entry, Truth, evaluate_rules, holds
+from gaf.derive import Entry, EntryIndex, Truth, evaluate_rules, holds
 from gaf.errors import InvalidArithmetic, InvalidRecord, RuleError
 from gaf.ledger import ingest
 from gaf.policies import publish, read_policy, read_rules
@@ -241,6 +241,21 @@ def test_an_aggregate_joined_once_for_every_group_concludes_what_evaluating_it_g
     each = evaluate_rules(program_of(policy), _EachGroup(PolicyFacts(policy, entries, AT)))
     assert joined.derived == each.derived
     assert (joined.open_predicates, joined.rounds, joined.dead_ends) == (each.open_predicates, each.rounds, each.dead_ends)
+
+
+@given(world=grouped_world())
+def test_an_entry_index_lists_under_each_key_the_entries_with_that_argument_in_the_fact_bases_order(world):
+    """What a join and ``match`` look up (``EntryIndex``) against a filter of every entry; and
+    ``unique_grounds`` against a count of the grounds."""
+    entries = [Entry((p, s, o), Truth[t], f"e{n}") for n, (p, s, o, t) in enumerate(world.facts)]
+    facts = PolicyFacts(world.policy(), entries, AT)
+    for predicate in ("order", "line", "amount"):
+        of_predicate = [e for e in entries if e.ground[0] == predicate]
+        for position in (1, 2):
+            index = EntryIndex(of_predicate, position)
+            for key in {e.ground[position] for e in of_predicate} | {"nobody"}:
+                assert list(index.get(key)) == [e for e in of_predicate if e.ground[position] == key]
+        assert facts.unique_grounds(predicate) == (len({e.ground for e in of_predicate}) == len(of_predicate))
 
 
 # ---------------------------------------------------------------------- on a store, through the chain

@@ -12,10 +12,11 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from gaf.arith import Sign
-from gaf.derive import Entry, Ground, LimitHit, Truth, holds
+from gaf.derive import Entry, EntryIndex, Ground, LimitHit, Truth, holds
 from gaf.projection.cone import program_of
 from gaf.projection.weighing import closed_scopes
 from gaf.projection.weighing import ground_of as ground_of  # weighed by it there, read by it here: one definition
@@ -40,8 +41,8 @@ class PolicyFacts:
             self.by_pred[e.ground[0]].append(e)
         # for each predicate, its entries by subject and by object, built when first asked for: a
         # pattern with a bound argument is a lookup, not a scan, and a predicate never read so is not indexed
-        self._by_subject: dict[str, dict[Any, list[Entry]]] = {}
-        self._by_object: dict[str, dict[Any, list[Entry]]] = {}
+        self._by_subject: dict[str, EntryIndex] = {}
+        self._by_object: dict[str, EntryIndex] = {}
         self._unique: dict[str, bool] = {}
         self.functional = frozenset(policy.functional)
         #: for each functional predicate and subject, the values accepted, with their evidence
@@ -116,7 +117,7 @@ class PolicyFacts:
 
     def lookup(self, predicate: str, position: int) -> Any:
         """A predicate's entries as ``match`` reads them, for a join: by subject (``position``
-        1) or by object (2), each list in the fact base's order, or all of them (0). Only for
+        1) or by object (2), an ``EntryIndex``, or all of them (0), in the fact base's order. Only for
         a predicate ``closed_everywhere`` names, whose entries ``match`` returns as they are."""
         if position == 0:
             return self.by_pred.get(predicate, [])
@@ -130,10 +131,10 @@ class PolicyFacts:
         unique = self._unique.get(predicate)
         if unique is None:
             position = 2 if predicate in self._by_object and predicate not in self._by_subject else 1
-            other = 3 - position
+            index = _indexed(self._by_subject if position == 1 else self._by_object, self.by_pred, predicate, position)
+            ground, argument = itemgetter(0), itemgetter(3 - position)
             unique = self._unique[predicate] = all(
-                len(bucket) == 1 or len({e[0][other] for e in bucket}) == len(bucket)
-                for bucket in self.lookup(predicate, position).values()
+                len(set(map(argument, map(ground, bucket)))) == len(bucket) for bucket in index.many.values()
             )
         return unique
 
@@ -159,15 +160,12 @@ class PolicyFacts:
             self._asking.discard(ground)
 
 
-def _indexed(indexes: dict[str, dict[Any, list[Entry]]], by_pred: dict[str, list[Entry]], predicate: str,
-             position: int) -> dict[Any, list[Entry]]:
-    """A predicate's entries by the argument at ``position`` (1 subject, 2 object), each
-    list in the order of ``by_pred``: built the first time it is asked for, then kept."""
+def _indexed(indexes: dict[str, EntryIndex], by_pred: dict[str, list[Entry]], predicate: str, position: int) -> EntryIndex:
+    """A predicate's entries by the argument at ``position`` (1 subject, 2 object): built the
+    first time it is asked for, then kept."""
     index = indexes.get(predicate)
     if index is None:
-        index = indexes[predicate] = defaultdict(list)
-        for e in by_pred.get(predicate, ()):
-            index[e.ground[position]].append(e)
+        index = indexes[predicate] = EntryIndex(by_pred.get(predicate, ()), position)
     return index
 
 
