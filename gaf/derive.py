@@ -1040,6 +1040,8 @@ def _group(join: _Join, group: Any, clause: _Aggregate, body: _Body) -> _Found:
     slots = join.slots
     rows: list[_Row] = [((group,) if len(join.outer) == 1 else group, (), Truth.TRUE)]
     steps = join.steps
+    if len(steps) == 2 and (paired := _held_pair(rows[0][0], join)) is not None:
+        return _Found(paired[0], paired[1], [], [], (), list(join.declarations[: 2 if paired[2] else 1]), (), [])
     read = 1  # a group with a row before an atom reads that atom's clause (the first always)
     for i, step in enumerate(steps[:-1]):
         rows = _extend(rows, step)
@@ -1161,6 +1163,53 @@ def _held(rows: list[_Row], step: _Step, join: _Join) -> tuple[list[Any], list[E
         return None
     # a member's premises are one fact of each atom
     return values if of is not None else [None] * (len(premises) // len(join.steps)), premises
+
+
+def _held_pair(seed: tuple[Any, ...], join: _Join) -> tuple[list[Any], list[Entry], bool] | None:
+    """``_held`` for a join of two atoms, each a lookup with nothing to check, from the row
+    holding the group's values, without making the first atom's rows either: the members'
+    values and premises, and whether the first atom found anything (then the group read the
+    second). None where ``_held`` would give None, or the members are not told apart by
+    ``join.distinct``."""
+    before, step = join.steps
+    of, index, first_index = join.of, step.index, before.index
+    if (index is None or first_index is None or not join.distinct or of == -1 or not step.from_row or not before.from_row
+            or step.checks or step.again or before.checks or before.again):  # fmt: skip
+        return None
+    true = Truth.TRUE
+    width, stop0 = len(seed), len(seed) + before.stop - before.first  # values held before each atom
+    # where the second atom's key, and the value aggregated, are: in the group's values, or in a ground
+    key, at = step.key, -1 if of is None else of
+    of_at = None if of is None else (0 if at < width else 1 if at < stop0 else 2)
+    found = first_index.get(seed[before.key])
+    one, many = index.one, index.many
+    values: list[Any] = []
+    premises: list[Entry] = []
+    for e1 in found:
+        g1 = e1[0]
+        if e1[1] is not true:
+            return None
+        value = seed[key] if key < width else g1[before.first + key - width]
+        if value is None:
+            return None
+        bucket: Sequence[Entry] | None = many.get(value) if many else None
+        if bucket is None:  # the usual case: one entry, or none
+            only = one.get(value)
+            if only is None:
+                continue
+            bucket = (only,)
+        for e in bucket:
+            if e[1] is not true:
+                return None
+            if of_at == 2:
+                values.append(e[0][step.first + at - stop0])
+            elif of_at == 1:
+                values.append(g1[before.first + at - width])
+            elif of_at == 0:
+                values.append(seed[at])
+            premises.append(e1)
+            premises.append(e)
+    return values if of is not None else [None] * (len(premises) // 2), premises, bool(found)
 
 
 def _group_key(binding: dict[str, Any], outer: tuple[str, ...]) -> Any:

@@ -1046,12 +1046,14 @@ class GroupedWorld:
 @st.composite
 def grouped_world(draw) -> GroupedWorld:
     """A random grouped world: up to five orders and twelve lines, each line in an order (or
-    in one nobody ordered, or in none), up to two amounts a line, facts stated twice."""
+    in one nobody ordered, or in none), up to two amounts a line, facts stated twice. Half the
+    worlds are settled, the usual case: every fact true and every predicate closed everywhere."""
     orders = draw(st.integers(0, 5))
     lines = draw(st.integers(0, 12))
     signed = draw(st.booleans())
+    settled = draw(st.booleans())
     values = st.integers(0, 9) if signed else st.integers(-3, 9)
-    truths = st.sampled_from(FACT_TRUTHS)
+    truths = st.just("TRUE") if settled else st.sampled_from(FACT_TRUTHS)
     facts: list[tuple[str, str, Any, str]] = [("order", f"order:{g}", None, draw(truths)) for g in range(orders)]
     facts += [("line", f"order:{g}", f"order:{g}", draw(truths)) for g in range(orders) if draw(st.booleans())]  # an order its own line
     for i in range(lines):
@@ -1061,8 +1063,8 @@ def grouped_world(draw) -> GroupedWorld:
             facts.append(("amount", f"line:{i}", v, draw(truths)))
     facts += draw(st.lists(st.sampled_from(facts), max_size=3)) if facts else []  # stated twice
     order = draw(st.permutations(range(len(facts))))
-    closed = draw(st.sets(st.sampled_from(["order", "line", "amount"])))
-    narrow = draw(st.sets(st.sampled_from(["line", "amount"])))
+    closed = {"order", "line", "amount"} if settled else draw(st.sets(st.sampled_from(["order", "line", "amount"])))
+    narrow = set() if settled else draw(st.sets(st.sampled_from(["line", "amount"])))
     return GroupedWorld(tuple(facts[i] for i in order), frozenset(closed), frozenset(narrow), signed)
 
 
