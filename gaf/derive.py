@@ -100,7 +100,13 @@ class Entry(NamedTuple):
 
 
 class FactBase(Protocol):
-    """The facts rules read: accepted, rejected and unknown propositions, and closed scopes."""
+    """The facts rules read: accepted, rejected and unknown propositions, and closed scopes.
+
+    A fact base may also let evaluation read an aggregate over its facts as a join (``_joined``):
+    then it has ``closed_everywhere(predicate)``, the declaration closing every pattern of the
+    predicate, if one does, and ``lookup(predicate, position)``, its entries by subject (1) or by
+    object (2) as an ``EntryIndex``, or all of them (0), in ``match``'s order; and, optionally,
+    ``unique_grounds(predicate)``, whether no two of its entries share a ground."""
 
     def match(self, predicate: str, subject: Any, obj: Any) -> list[Entry]:
         """Entries for a predicate whose subject/object equal the given ones (None: any)."""
@@ -115,11 +121,7 @@ class EntryIndex:
     """A predicate's entries by one argument, each key's in the fact base's order: a key with
     one entry (most keys of most predicates) maps to it in ``one``, a key with more to their
     list in ``many`` (its first also in ``one``). Not a list for every key: a list is an object
-    the cycle collector walks, and a fact base of 100,000 facts would make as many.
-
-    A fact base whose aggregates are read as joins (``_joined``) gives these out: besides
-    ``FactBase``, it has ``closed_everywhere(predicate)``, ``lookup(predicate, position)`` (an
-    ``EntryIndex`` by subject, 1, or object, 2; every entry, 0) and ``unique_grounds(predicate)``."""
+    the cycle collector walks, and a fact base of 100,000 facts would make as many."""
 
     __slots__ = ("one", "many")
 
@@ -129,13 +131,15 @@ class EntryIndex:
         one, many = self.one, self.many
         for e in entries:
             key = e[0][position]
-            first = one.setdefault(key, e)
-            if first is not e:
-                bucket = many.get(key)
-                if bucket is None:
-                    many[key] = [first, e]
-                else:
-                    bucket.append(e)
+            first = one.get(key)
+            if first is None:
+                one[key] = e
+                continue
+            bucket = many.get(key)
+            if bucket is None:
+                many[key] = [first, e]
+            else:
+                bucket.append(e)
 
     def get(self, key: Any, default: Sequence[Entry] = ()) -> Sequence[Entry]:
         """The entries under ``key``, in order (``default`` if none)."""
@@ -1009,7 +1013,9 @@ def _joined(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) -> 
     binds every variable bound around it, and what it aggregates reads only its own
     variables. Then no atom can be unknown for want of data or stop a body, and what the
     atoms read depends on the group alone: the atoms are joined set at a time for the group,
-    starting from its entries of the first atom (an index lookup), and each group is joined
+    starting from a row holding its values (so the first atom is looked up by an outer
+    variable, by a constant then checked, or scanned when nothing is bound around the
+    aggregate), and each group is joined
     once however many branches read it — an aggregate met once per subject costs a pass over
     that subject's facts, not over all of them (``python -m bench aggregates``). None for any
     other aggregate, or where evaluation keeps no joins.
@@ -1023,7 +1029,7 @@ def _joined(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) -> 
     outer = tuple(v for v in clause.binds if v in branch.binding)
     key = (id(clause), outer)
     if key not in state.joins:
-        state.joins[key] = _join(state, clause, outer)
+        state.joins[key] = _plan_join(state, clause, outer)
     join = state.joins[key]
     if join is None:
         return None
@@ -1096,8 +1102,9 @@ def _group(join: _Join, group: Any, clause: _Aggregate, body: _Body) -> _Found:
     return _Found(values, premises, [], maybe, (), relied_on, (), _sound(conditions))
 
 
-def _join(state: _State, clause: _Aggregate, outer: tuple[str, ...]) -> _Join | None:
-    """The join of an aggregate's atoms, if ``_joined`` may use it."""
+def _plan_join(state: _State, clause: _Aggregate, outer: tuple[str, ...]) -> _Join | None:
+    """How ``_group`` joins an aggregate's atoms for a group (each atom's step, the variables a
+    row holds, whether rows are distinct members), if ``_joined`` may read the aggregate so."""
     everywhere = getattr(state.facts, "closed_everywhere", None)
     lookup = getattr(state.facts, "lookup", None)
     patterns = [c for c in clause.clauses if type(c) is _Pattern and c.predicate not in state.idb]
@@ -1172,24 +1179,28 @@ def _held_pair(seed: tuple[Any, ...], join: _Join) -> tuple[list[Any], list[Entr
     second). None where ``_held`` would give None, or the members are not told apart by
     ``join.distinct``."""
     before, step = join.steps
-    of, index, first_index = join.of, step.index, before.index
-    if (index is None or first_index is None or not join.distinct or of == -1 or not step.from_row or not before.from_row
-            or step.checks or step.again or before.checks or before.again):  # fmt: skip
+    of, first_entries, second_entries = join.of, before.index, step.index
+    if (first_entries is None or second_entries is None or not join.distinct or of == -1 or not before.from_row
+            or not step.from_row or before.checks or before.again or step.checks or step.again):  # fmt: skip
         return None
     true = Truth.TRUE
-    width, stop0 = len(seed), len(seed) + before.stop - before.first  # values held before each atom
-    # where the second atom's key, and the value aggregated, are: in the group's values, or in a ground
-    key, at = step.key, -1 if of is None else of
-    of_at = None if of is None else (0 if at < width else 1 if at < stop0 else 2)
-    found = first_index.get(seed[before.key])
-    one, many = index.one, index.many
+    # A row's slots: the group's values, then what the first atom's ground gives, then the second's.
+    width, width1 = len(seed), len(seed) + before.stop - before.first
+    key_slot = step.key  # the slot the second atom is looked up by: a group value, or from the first ground
+    # The value aggregated comes from one of the grounds: ``_plan_join`` refuses an aggregate that
+    # reads a variable bound around it.
+    of_slot = -1 if of is None else of
+    in_second = of_slot >= width1
+    of_at = (step.first + of_slot - width1) if in_second else (before.first + of_slot - width)
+    one, many = second_entries.one, second_entries.many
+    found = first_entries.get(seed[before.key])
     values: list[Any] = []
     premises: list[Entry] = []
     for e1 in found:
         g1 = e1[0]
         if e1[1] is not true:
             return None
-        value = seed[key] if key < width else g1[before.first + key - width]
+        value = seed[key_slot] if key_slot < width else g1[before.first + key_slot - width]
         if value is None:
             return None
         bucket: Sequence[Entry] | None = many.get(value) if many else None
@@ -1201,12 +1212,8 @@ def _held_pair(seed: tuple[Any, ...], join: _Join) -> tuple[list[Any], list[Entr
         for e in bucket:
             if e[1] is not true:
                 return None
-            if of_at == 2:
-                values.append(e[0][step.first + at - stop0])
-            elif of_at == 1:
-                values.append(g1[before.first + at - width])
-            elif of_at == 0:
-                values.append(seed[at])
+            if of is not None:
+                values.append(e[0][of_at] if in_second else g1[of_at])
             premises.append(e1)
             premises.append(e)
     return values if of is not None else [None] * (len(premises) // 2), premises, bool(found)
@@ -1233,12 +1240,15 @@ def _picker(at: tuple[int, ...]) -> Callable[[tuple[Any, ...]], Any]:
 
 @dataclass(frozen=True, slots=True)
 class _Step:
-    """How one atom of a join extends a row, decided once for the join: the index of the
-    argument it is looked up by (the first known before the row; None: none is, a scan of
-    ``every`` entry) and where that argument's value is (``key``: a slot of the row when
-    ``from_row``, else a constant), the other arguments known before the row (checked), the
-    new variable met twice (checked against the first), and the slice of a ground the row
-    gains (``first``:``stop``)."""
+    """How one atom of a join extends a row, decided once for the join. Its arguments whose
+    value is known before the row is extended — a constant, or a variable the row holds — are
+    ``known`` (position, from the row?, the slot or the constant), in argument order; the atom's
+    entries are looked up in ``index``, the predicate's ``EntryIndex`` by the first of them
+    (None: none is known, ``every`` entry is scanned), whose value is ``key`` (a slot of the row
+    when ``from_row``, else the constant), and the rest are ``checks``; a row whose looked-up
+    value is None scans ``every`` entry and checks all of ``known``, as ``match`` would. A new
+    variable met twice is checked against its first position (``again``), and the row gains
+    the slice ``first``:``stop`` of each ground it takes."""
 
     index: EntryIndex | None
     every: list[Entry]

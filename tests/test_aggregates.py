@@ -243,19 +243,22 @@ def test_an_aggregate_joined_once_for_every_group_concludes_what_evaluating_it_g
     assert (joined.open_predicates, joined.rounds, joined.dead_ends) == (each.open_predicates, each.rounds, each.dead_ends)
 
 
-@given(world=grouped_world())
-def test_an_entry_index_lists_under_each_key_the_entries_with_that_argument_in_the_fact_bases_order(world):
+@given(world=grouped_world(), again=st.booleans())
+def test_an_entry_index_lists_under_each_key_the_entries_with_that_argument_in_the_fact_bases_order(world, again):
     """What a join and ``match`` look up (``EntryIndex``) against a filter of every entry; and
-    ``unique_grounds`` against a count of the grounds."""
+    ``unique_grounds`` against a count of the grounds — with the first entry given twice, the
+    same object (``again``), and for ``line`` asked when only the index by object was built."""
     entries = [Entry((p, s, o), Truth[t], f"e{n}") for n, (p, s, o, t) in enumerate(world.facts)]
+    entries += entries[:1] if again else []
     facts = PolicyFacts(world.policy(), entries, AT)
+    facts.lookup("line", 2)
     for predicate in ("order", "line", "amount"):
         of_predicate = [e for e in entries if e.ground[0] == predicate]
+        assert facts.unique_grounds(predicate) == (len({e.ground for e in of_predicate}) == len(of_predicate))
         for position in (1, 2):
             index = EntryIndex(of_predicate, position)
             for key in {e.ground[position] for e in of_predicate} | {"nobody"}:
                 assert list(index.get(key)) == [e for e in of_predicate if e.ground[position] == key]
-        assert facts.unique_grounds(predicate) == (len({e.ground for e in of_predicate}) == len(of_predicate))
 
 
 # ---------------------------------------------------------------------- on a store, through the chain
