@@ -1141,7 +1141,6 @@ def _held(rows: list[_Row], step: _Step, join: _Join) -> tuple[list[Any], list[E
     if index is None or not step.from_row or step.checks or step.again or of == -1:
         return None
     true = Truth.TRUE
-    one, many = index.one, index.many
     key, first, stop, local = step.key, step.first, step.stop, join.local
     width = len(join.slots) - (stop - first)  # how many values a row holds before this atom
     values: list[Any] = []
@@ -1151,13 +1150,7 @@ def _held(rows: list[_Row], step: _Step, join: _Join) -> tuple[list[Any], list[E
         value = row_values[key]
         if truth is not true or value is None:
             return None
-        bucket: Sequence[Entry] | None = many.get(value) if many else None
-        if bucket is None:  # the usual case: one entry, or none
-            only = one.get(value)
-            if only is None:
-                continue
-            bucket = (only,)
-        for e in bucket:
+        for e in index.get(value):
             if e[1] is not true:
                 return None
             if of is not None:
@@ -1203,6 +1196,7 @@ def _held_pair(seed: tuple[Any, ...], join: _Join) -> tuple[list[Any], list[Entr
         value = seed[key_slot] if key_slot < width else g1[before.first + key_slot - width]
         if value is None:
             return None
+        # ``second_entries.get(value)``, without a call for each row: the loop a large sum spends its time in
         bucket: Sequence[Entry] | None = many.get(value) if many else None
         if bucket is None:  # the usual case: one entry, or none
             only = one.get(value)
