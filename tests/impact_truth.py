@@ -283,10 +283,12 @@ class ClosureTruth:
 
     @property
     def basis_changes(self) -> bool:
-        """Whether a fact was lost, weakened, strengthened or added, or a proposition became
-        or stopped being unresolved or rejected."""
-        return (any(st != "unchanged" for st in self.facts.values()) or self.was.unresolved != self.now.unresolved
-                or self.was.rejected != self.now.rejected)  # fmt: skip
+        """Whether what the closure rests on moved: a fact lost, weakened or added, or a
+        proposition became or stopped being unresolved or rejected. A fact only strengthened (a
+        new claim corroborating it) moves nothing: impact reports no such closure, and its
+        actions need no review."""
+        return (any(st in ("invalidated", "weakened", "added") for st in self.facts.values())
+                or self.was.unresolved != self.now.unresolved or self.was.rejected != self.now.rejected)  # fmt: skip
 
     @property
     def status(self) -> ClosureStatus:

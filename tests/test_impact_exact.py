@@ -24,10 +24,7 @@ def expected_outcome(c: ClosureTruth) -> str:
     corroborating it) moves nothing it rests on."""
     if c.verdict_changes:
         return "verdict_changed"
-    moved = [s for s, st in c.facts.items() if st in ("invalidated", "weakened", "added")]
-    if moved or c.was.unresolved != c.now.unresolved or c.was.rejected != c.now.rejected:
-        return "basis_changed"
-    return "unaffected"
+    return "basis_changed" if c.basis_changes else "unaffected"
 
 
 def _atom(s) -> str:
@@ -144,6 +141,12 @@ def _corroborated() -> LedgerWorld:
 #: whose closure recomputation had found unaffected.
 CORROBORATING_CLAIM_RETRACTED = (_corroborated(), Trigger.retract(_corroborated().claims[0].id))
 
+#: Found by the random profile: a sixth claim of the same fact, from another source, only
+#: strengthens it; impact rightly reports no closure, but the oracle listed the action on case:1
+#: to review (its "basis changes" counted a fact only strengthened, which ``expected_outcome`` did not;
+#: both read ``ClosureTruth.basis_changes`` now).
+CORROBORATED_AGAIN = (_corroborated(), _new(_corroborated(), 1, "p0", "case:1", valid=False))
+
 
 #: Every pinned case, by name: each is an explicit example of both property tests.
 PINNED = {
@@ -154,6 +157,7 @@ PINNED = {
     "unknown-settled": UNKNOWN_SETTLED,
     "interval-twin": INTERVAL_TWIN_DENIED,
     "corroborating-claim-retracted": CORROBORATING_CLAIM_RETRACTED,
+    "corroborated-again": CORROBORATED_AGAIN,
 }
 
 
@@ -193,6 +197,7 @@ STATUSES = {
     # rules, so one conflict between equals — unresolved, and the warrant on p0 undetermined.
     "interval-twin": {"case:1": "verdict changes", "case:2": "basis changes, verdict holds"},
     "corroborating-claim-retracted": {"case:1": "unaffected", "case:2": "unaffected"},
+    "corroborated-again": {"case:1": "unaffected", "case:2": "unaffected"},
 }
 
 
