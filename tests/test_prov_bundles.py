@@ -33,6 +33,16 @@ UNSTATED_AND_OPEN = build_ledger(
     verdict=[{"role": "warrant", "condition": ["p0(?subject)"], "qualifier": 0.5}], defeats=[],
     claims=[(0, [("case:1", "p0", "affirmed", False)])], subjects=["case:1", "case:2"],
 )  # fmt: skip
+#: Found by the random profile: d1 reads p2(case:1), which only s0 states, and s0 is trusted for p0
+#: alone: its claim is excluded, the GAF leaves p2(case:1) unresolved, and no evaluation weighs it
+#: (the check had asked for one, counting the excluded claim).
+STATED_BY_AN_UNTRUSTED_SOURCE = build_ledger(
+    trust=[(["p0"], False), (["p0", "p1", "p2", "p3"], False)], untrusted=1, closed=[],
+    derived=[["p0(?R)"], ["p0(?R)", "p2(?R)"]],
+    verdict=[{"role": "warrant", "condition": ["p0(?subject)"], "qualifier": 0.5}], defeats=[],
+    claims=[(0, [("case:1", "p0", "affirmed", False)]), (0, [("case:1", "p2", "affirmed", False)])],
+    subjects=["case:1", "case:2"],
+)  # fmt: skip
 #: kinds of record made after a closure: never in its bundle
 AFTER = {"verdict", "action", "status", "reopen", "closure"}
 
@@ -66,10 +76,13 @@ def check_bundle(store: GafStore, closure_id: str, ds: Dataset) -> None:
                for i in [str(next(ds.graph(Mapper().iri(closure_id)).objects(s, GAF_NS.contentHash)))]}  # fmt: skip
     assert set(records) == ids
     evaluations = [r for r in records.values() if r.KIND == "evaluation"]
-    # A conclusion left unknown has no evaluation: no rule proved it. Nor has a proposition no claim
-    # stated, left unknown because a rule read it in an open scope: nothing was there to weigh.
-    derived = set(store.get(closure.projection).conclusions)
-    claimed = {st.proposition().id for c in store.find("claim") for st in c.statements}
+    # A conclusion left unknown has no evaluation: no rule proved it. Nor has a proposition no
+    # admitted claim stated (none, or only claims of sources not trusted for its predicate, which
+    # are excluded), left unknown because a rule read it in an open scope: nothing was there to weigh.
+    policy = store.get(closure.projection)
+    derived = set(policy.conclusions)
+    trusted = {(t.source, p) for t in policy.trust for p in t.predicates}
+    claimed = {st.proposition().id for c in store.find("claim") for st in c.statements if (c.source, st.predicate) in trusted}
     stated = [(p, "rejected") for p in gaf.rejected] + [(p, "unknown") for p in gaf.unresolved]
     for p, outcome in [(p, o) for p, o in stated if records[p].predicate not in derived and p in claimed]:
         assert any(e.proposition == p and e.outcome.value == outcome for e in evaluations), (p, outcome)
@@ -86,6 +99,7 @@ def check_bundle(store: GafStore, closure_id: str, ds: Dataset) -> None:
 @given(world=ledger_world())
 @example(world=WITH_A_FACT)
 @example(world=UNSTATED_AND_OPEN)
+@example(world=STATED_BY_AN_UNTRUSTED_SOURCE)
 def test_a_closures_bundle_holds_what_it_rests_on_and_never_changes_once_made(world: LedgerWorld, tmp_path):
     with embedded(tmp_path)("bundles") as store:
         made = materialise(store, world)
