@@ -1043,11 +1043,11 @@ def _joined(state: _State, body: _Body, clause: _Aggregate, branch: _Branch) -> 
 def _group(join: _Join, group: Any, clause: _Aggregate, body: _Body) -> _Found:
     """One group's members as ``_members`` finds them: its rows joined breadth first, one atom
     at a time, from a row holding the group's values, then its distinct members, their values."""
-    slots = join.slots
-    rows: list[_Row] = [((group,) if len(join.outer) == 1 else group, (), Truth.TRUE)]
-    steps = join.steps
-    if len(steps) == 2 and (paired := _held_pair(rows[0][0], join)) is not None:
+    slots, steps = join.slots, join.steps
+    seed = (group,) if len(join.outer) == 1 else group
+    if len(steps) == 2 and (paired := _held_pair(seed, join)) is not None:
         return _Found(paired[0], paired[1], [], [], (), list(join.declarations[: 2 if paired[2] else 1]), (), [])
+    rows: list[_Row] = [(seed, (), Truth.TRUE)]
     read = 1  # a group with a row before an atom reads that atom's clause (the first always)
     for i, step in enumerate(steps[:-1]):
         rows = _extend(rows, step)
@@ -1136,9 +1136,8 @@ def _held(rows: list[_Row], step: _Step, join: _Join) -> tuple[list[Any], list[E
     by the last atom, when every row and every fact it adds holds, the atom is a lookup with
     nothing to check, and the members are told apart (by their keys, or by ``join.distinct``):
     the usual case, without making the rows. None otherwise: ``_extend`` then makes them."""
-    of = join.of
-    index = step.index
-    if index is None or not step.from_row or step.checks or step.again or of == -1:
+    of, index = join.of, step.index
+    if index is None or not step.plain or of == -1:
         return None
     true = Truth.TRUE
     key, first, stop, local = step.key, step.first, step.stop, join.local
@@ -1173,8 +1172,7 @@ def _held_pair(seed: tuple[Any, ...], join: _Join) -> tuple[list[Any], list[Entr
     ``join.distinct``."""
     before, step = join.steps
     of, first_entries, second_entries = join.of, before.index, step.index
-    if (first_entries is None or second_entries is None or not join.distinct or of == -1 or not before.from_row
-            or not step.from_row or before.checks or before.again or step.checks or step.again):  # fmt: skip
+    if first_entries is None or second_entries is None or not (before.plain and step.plain and join.distinct) or of == -1:
         return None
     true = Truth.TRUE
     # A row's slots: the group's values, then what the first atom's ground gives, then the second's.
@@ -1253,6 +1251,12 @@ class _Step:
     again: tuple[tuple[int, int], ...]
     first: int
     stop: int
+
+    @property
+    def plain(self) -> bool:
+        """Whether the atom is a lookup by a value the row holds with nothing else to check (the
+        usual step: ``_held`` and ``_held_pair`` read it without making rows)."""
+        return self.index is not None and self.from_row and not self.checks and not self.again
 
 
 def _step(a: _Pattern, slots: list[str], lookup: Callable[[str, int], Any]) -> _Step:
